@@ -1,0 +1,2 @@
+package lmspark
+object Placeholder
