@@ -46,5 +46,5 @@ lazy val root = (project in file("."))
       "-Dio.netty.tryReflectionSetAccessible=true"
     ),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
-    Compile / packageBin / artifactPath := target.value / "lmspark.jar"
+    Compile / packageBin / artifactPath := target.value / s"lmspark-${version.value}.jar"
   )

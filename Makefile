@@ -1,0 +1,51 @@
+# lmspark: the two commands are `make test` and `make demo`; both set everything up first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+VERSION := $(shell cat python/lmspark/VERSION)
+JAR := python/lmspark/jars/lmspark-$(VERSION).jar
+SBT := ./sbtw
+
+.PHONY: all venv jar test test-jvm test-py demo docs clean
+
+all: jar
+
+$(VENV)/.installed: python/requirements-dev.txt python/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r python/requirements-dev.txt
+	$(PY) -m pip install -q -e ./python
+	touch $@
+
+venv: $(VENV)/.installed
+
+# Builds the jar and ships it inside the Python package.
+jar:
+	$(SBT) package < /dev/null
+	mkdir -p python/lmspark/jars
+	rm -f python/lmspark/jars/*.jar
+	cp target/lmspark-$(VERSION).jar $(JAR)
+
+# Every test: scalatest under sbt, then pytest against real PySpark sessions.
+test: venv
+	$(SBT) test package < /dev/null
+	mkdir -p python/lmspark/jars && rm -f python/lmspark/jars/*.jar && cp target/lmspark-$(VERSION).jar $(JAR)
+	$(PY) -m pytest -q tests
+
+test-jvm:
+	$(SBT) test < /dev/null
+
+test-py: venv jar
+	$(PY) -m pytest -q tests
+
+# Generates TPC-H lineitem (SF1) once, then runs a handful of queries with lmspark on and off.
+demo: venv jar
+	$(PY) -m lmspark.demo
+
+# Regenerates the README config table and python/lmspark/conf.py from LmConf.scala.
+docs:
+	$(SBT) "runMain lmspark.LmConfDocs ." < /dev/null
+
+clean:
+	rm -rf target project/target python/lmspark/jars .cache

@@ -1,0 +1,62 @@
+package lmspark
+
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * Every `spark.lmspark.*` flag, with its default and documentation. This object is the single
+ * source: the README table and `python/lmspark/conf.py` are generated from it (`LmConfDocs`), and
+ * a test fails when they drift.
+ *
+ * Naming: `spark.lmspark.<area>.<camelCase>`; booleans end in `.enabled`. Every entry is read from
+ * the session's SQL conf at planning time, so it can be changed per session at run time with
+ * `spark.conf.set`.
+ */
+object LmConf {
+
+  /** One flag: its key, default, doc and how to parse it. */
+  final case class Entry[T](key: String, default: T, doc: String, category: String)(
+      val parse: String => T) {
+    def defaultString: String = default.toString
+
+    /** The value in the given SQL conf, or the default. */
+    def get(conf: SQLConf): T = {
+      val raw = conf.getConfString(key, null)
+      if (raw == null) default
+      else {
+        try parse(raw.trim)
+        catch {
+          case e: IllegalArgumentException =>
+            throw new IllegalArgumentException(s"Invalid value '$raw' for $key: ${e.getMessage}", e)
+        }
+      }
+    }
+  }
+
+  private val all = scala.collection.mutable.ArrayBuffer.empty[Entry[_]]
+
+  private def register[T](e: Entry[T]): Entry[T] = { all += e; e }
+
+  private def bool(key: String, default: Boolean, category: String, doc: String): Entry[Boolean] =
+    register(Entry(key, default, doc, category)(s => s.toLowerCase match {
+      case "true" => true
+      case "false" => false
+      case _ => throw new IllegalArgumentException("expected true or false")
+    }))
+
+  private def int(key: String, default: Int, category: String, doc: String, min: Int): Entry[Int] =
+    register(Entry(key, default, doc, category)(s => {
+      val v = try s.toInt catch { case _: NumberFormatException => throw new IllegalArgumentException("expected an integer") }
+      if (v < min) throw new IllegalArgumentException(s"must be at least $min")
+      v
+    }))
+
+  val ENABLED: Entry[Boolean] = bool("spark.lmspark.enabled", default = true, "scan",
+    "Replace Spark's Parquet scan with lmspark's scan. Can be switched per session at run time; " +
+      "when false, queries are planned exactly as vanilla Spark plans them.")
+
+  val BATCH_SIZE: Entry[Int] = int("spark.lmspark.batchSize", default = 4096, "scan",
+    "Rows per ColumnarBatch produced by lmspark's reader.", min = 1)
+
+  /** All entries, in declaration order. */
+  def entries: Seq[Entry[_]] = all.toSeq
+}

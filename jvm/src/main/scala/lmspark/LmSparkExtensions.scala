@@ -1,0 +1,25 @@
+package lmspark
+
+import org.apache.spark.sql.SparkSessionExtensions
+import org.apache.spark.sql.execution.ColumnarRule
+
+import lmspark.plan.LmScanRule
+
+/**
+ * The entry point named in `spark.sql.extensions`.
+ *
+ * It injects [[lmspark.plan.LmScanRule]] twice, because Spark runs physical rules on two paths:
+ *  1. as a query-stage preparation rule, which AQE runs on its initial plan and on every
+ *     re-optimisation, so that `EXPLAIN` of an adaptive plan already shows `LmParquetScan`;
+ *  2. as a columnar rule (`preColumnarTransitions`), which runs in `QueryExecution.preparations`
+ *     for plans that AQE does not take, and again by AQE after each stage is created.
+ * The rule is idempotent, so running it on both paths is harmless.
+ */
+class LmSparkExtensions extends (SparkSessionExtensions => Unit) {
+  override def apply(ext: SparkSessionExtensions): Unit = {
+    ext.injectQueryStagePrepRule(session => LmScanRule(session))
+    ext.injectColumnar(session => new ColumnarRule {
+      override def preColumnarTransitions = LmScanRule(session)
+    })
+  }
+}

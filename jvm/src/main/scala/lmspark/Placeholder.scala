@@ -1,2 +1,0 @@
-package lmspark
-object Placeholder

@@ -1,0 +1,40 @@
+package lmspark.plan
+
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag
+import org.apache.spark.sql.execution.FileSourceScanExec
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+
+/**
+ * Why lmspark declined a scan, as data on the plan.
+ *
+ * A declined `FileSourceScanExec` stays Spark's own node, with two marks:
+ *  - the tag [[Fallback.Reasons]], for code and tests;
+ *  - its file format becomes [[DeclinedParquetFileFormat]], which reads exactly as Spark's
+ *    `ParquetFileFormat` but prints `Format: Parquet [lmspark fallback: ...]`, so that every
+ *    `EXPLAIN` mode shows the reason.
+ * Invariant: a declined scan always carries at least one non-empty reason.
+ */
+object Fallback {
+  val Reasons: TreeNodeTag[Seq[String]] = TreeNodeTag[Seq[String]]("lmspark.fallbackReasons")
+
+  def decline(scan: FileSourceScanExec, reasons: Seq[String]): FileSourceScanExec = {
+    require(reasons.nonEmpty && reasons.forall(_.trim.nonEmpty), "a decline needs a reason")
+    val format = new DeclinedParquetFileFormat(reasons)
+    val declined = scan.copy(relation = scan.relation.copy(fileFormat = format)(scan.relation.sparkSession))
+    declined.copyTagsFrom(scan)
+    declined.setTagValue(Reasons, reasons)
+    declined
+  }
+
+  /** The reasons a scan was declined, if lmspark declined it. */
+  def reasonsOf(scan: FileSourceScanExec): Option[Seq[String]] =
+    scan.getTagValue(Reasons).orElse(scan.relation.fileFormat match {
+      case d: DeclinedParquetFileFormat => Some(d.reasons)
+      case _ => None
+    })
+}
+
+/** Spark's `ParquetFileFormat`, unchanged in behaviour, that names why lmspark did not read it. */
+final class DeclinedParquetFileFormat(val reasons: Seq[String]) extends ParquetFileFormat {
+  override def toString: String = s"Parquet [lmspark fallback: ${reasons.mkString("; ")}]"
+}

@@ -1,0 +1,118 @@
+package lmspark.plan
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, SortOrder}
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning
+import org.apache.spark.sql.catalyst.util.truncatedString
+import org.apache.spark.sql.connector.read.streaming.SparkDataStream
+import org.apache.commons.lang3.StringUtils
+import org.apache.spark.sql.execution.{ExplainUtils, FileSourceScanExec, LeafExecNode}
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.vectorized.ColumnarBatch
+import org.apache.spark.util.collection.BitSet
+
+import lmspark.scan.LmParquetFileFormat
+import lmspark.shim.{ScanFields, SparkScanShim}
+
+/**
+ * lmspark's Parquet scan: a leaf node that produces `ColumnarBatch`es with lmspark's reader.
+ *
+ * It carries the same fields as the `FileSourceScanExec` it replaced, so that Spark's subquery,
+ * dynamic-pruning and canonicalisation rules see its expressions. To execute, it rebuilds that
+ * scan with [[LmParquetFileFormat]] in place of `ParquetFileFormat` ([[wrapped]]) and uses the
+ * wrapped scan's input RDD: Spark's own partition pruning, file listing, splits, bucketing and
+ * partition values stay exactly as Spark computed them; only the per-file reader is ours.
+ *
+ * Invariant: `relation.fileFormat` is Spark's plain `ParquetFileFormat`; the lmspark format only
+ * ever lives inside [[wrapped]].
+ */
+case class LmParquetScanExec(
+    relation: HadoopFsRelation,
+    stream: Option[SparkDataStream],
+    output: Seq[Attribute],
+    requiredSchema: StructType,
+    partitionFilters: Seq[Expression],
+    optionalBucketSet: Option[BitSet],
+    optionalNumCoalescedBuckets: Option[Int],
+    dataFilters: Seq[Expression],
+    tableIdentifier: Option[TableIdentifier],
+    disableBucketedScan: Boolean)
+  extends LeafExecNode {
+
+  def fields: ScanFields = ScanFields(relation, stream, output, requiredSchema, partitionFilters,
+    optionalBucketSet, optionalNumCoalescedBuckets, dataFilters, tableIdentifier,
+    disableBucketedScan)
+
+  /** The scan as Spark planned it (Spark's format); used for explain and canonicalisation. */
+  @transient private lazy val original: FileSourceScanExec = SparkScanShim.scanOf(fields)
+
+  @transient private lazy val lmMetrics: Map[String, SQLMetric] = LmMetrics.create(sparkContext)
+
+  /** The scan that executes: Spark's file listing and splits, lmspark's per-file reader. */
+  @transient private lazy val wrapped: FileSourceScanExec = {
+    val format = new LmParquetFileFormat(LmMetrics.scanMetrics(lmMetrics))
+    val lmRelation = relation.copy(fileFormat = format)(relation.sparkSession)
+    SparkScanShim.scanOf(fields.copy(relation = lmRelation))
+  }
+
+  override def nodeName: String = "LmParquetScan"
+
+  override lazy val metrics: Map[String, SQLMetric] = lmMetrics ++ wrapped.driverMetrics
+
+  override def supportsColumnar: Boolean = true
+
+  override def vectorTypes: Option[Seq[String]] = wrapped.vectorTypes
+
+  override def outputPartitioning: Partitioning = original.outputPartitioning
+
+  override def outputOrdering: Seq[SortOrder] = original.outputOrdering
+
+  override def simpleString(maxFields: Int): String = {
+    val meta = original.metadata.toSeq.sortBy(_._1).map { case (k, v) =>
+      s"$k: ${StringUtils.abbreviate(redact(v), maxMetadataValueLength)}"
+    }
+    s"$nodeName ${truncatedString(output, "[", ",", "]", maxFields)} " +
+      truncatedString(meta, ", ", maxFields)
+  }
+
+  override def verboseStringWithOperatorId(): String = {
+    val meta = original.metadata.toSeq.sortBy(_._1).filter(_._2 != "[]").map { case (k, v) =>
+      s"$k: ${redact(v)}"
+    }
+    s"""|$formattedNodeName
+        |${ExplainUtils.generateFieldString("Output", output)}
+        |${meta.mkString("\n")}
+        |""".stripMargin
+  }
+
+  protected override def doExecute(): RDD[InternalRow] =
+    throw new UnsupportedOperationException(s"$nodeName produces columnar batches only")
+
+  protected override def doExecuteColumnar(): RDD[ColumnarBatch] = {
+    val numOutputRows = longMetric(LmMetrics.NumOutputRows)
+    wrapped.inputRDD.asInstanceOf[RDD[ColumnarBatch]].mapPartitionsInternal { batches =>
+      batches.map { batch =>
+        numOutputRows += batch.numRows()
+        batch
+      }
+    }
+  }
+
+  override protected def doCanonicalize(): LmParquetScanExec =
+    LmParquetScanExec(SparkScanShim.fieldsOf(original.canonicalized.asInstanceOf[FileSourceScanExec]))
+
+  private def maxMetadataValueLength: Int = conf.maxMetadataStringLength
+
+  private def redact(text: String): String =
+    conf.stringRedactionPattern.fold(text)(_.replaceAllIn(text, "*********(redacted)"))
+}
+
+object LmParquetScanExec {
+  def apply(f: ScanFields): LmParquetScanExec = LmParquetScanExec(f.relation, f.stream, f.output,
+    f.requiredSchema, f.partitionFilters, f.optionalBucketSet, f.optionalNumCoalescedBuckets,
+    f.dataFilters, f.tableIdentifier, f.disableBucketedScan)
+}

@@ -1,0 +1,29 @@
+package lmspark.plan
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+
+import lmspark.LmConf
+import lmspark.shim.SparkScanShim
+
+/**
+ * Replaces each `FileSourceScanExec` that reads plain `ParquetFileFormat` with
+ * [[LmParquetScanExec]], or marks it declined with its reasons ([[Fallback]]).
+ *
+ * Idempotent: a scan already replaced or declined no longer reads plain `ParquetFileFormat`.
+ * Does nothing when `spark.lmspark.enabled` is false.
+ */
+case class LmScanRule(session: SparkSession) extends Rule[SparkPlan] {
+  override def apply(plan: SparkPlan): SparkPlan = {
+    if (!LmConf.ENABLED.get(conf)) return plan
+    plan.transformUp {
+      case scan: FileSourceScanExec if scan.relation.fileFormat.getClass == classOf[ParquetFileFormat] =>
+        ScanSupport.declineReasons(scan, session) match {
+          case Nil => LmParquetScanExec(SparkScanShim.fieldsOf(scan))
+          case reasons => Fallback.decline(scan, reasons)
+        }
+    }
+  }
+}

@@ -1,0 +1,78 @@
+package lmspark.plan
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.FileSourceMetadataAttribute
+import org.apache.spark.sql.execution.FileSourceScanExec
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types._
+
+import lmspark.column.ColumnReaderFactory
+
+/**
+ * Decides, from the plan alone, whether lmspark can serve a Parquet scan, and if not, why.
+ * What can only be judged from a file's footer (encodings, physical types, datetime rebasing) is
+ * decided per file by the reader, which hands such a file to Spark's reader.
+ */
+object ScanSupport {
+
+  /** Hadoop key that turns on Parquet modular encryption. */
+  private val CryptoFactoryKey = "parquet.crypto.factory.class"
+
+  /** Empty when lmspark can serve the scan; otherwise every reason it cannot. */
+  def declineReasons(scan: FileSourceScanExec, session: SparkSession): Seq[String] = {
+    val conf = session.sessionState.conf
+    val relation = scan.relation
+    val reasons = Seq.newBuilder[String]
+
+    val metadataCols = scan.output.filter(a => FileSourceMetadataAttribute.isValid(a.metadata)) ++
+      scan.fileConstantMetadataColumns
+    val generatedCols = scan.requiredSchema.fields.filter { f =>
+      f.name == ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME ||
+        f.metadata.contains(FileSourceMetadataAttribute.FILE_SOURCE_METADATA_COL_ATTR_KEY) ||
+        f.metadata.contains("__file_source_generated_metadata_col")
+    }
+    if (metadataCols.nonEmpty || generatedCols.nonEmpty) {
+      val names = (metadataCols.map(_.name) ++ generatedCols.map(_.name)).distinct
+      reasons += s"reads _metadata or row-index columns (${names.mkString(", ")})"
+    }
+
+    scan.requiredSchema.fields.foreach { f =>
+      if (!generatedCols.contains(f)) {
+        ColumnReaderFactory.unsupportedSparkType(f.dataType).foreach { why =>
+          reasons += s"column ${f.name}: $why"
+        }
+      }
+    }
+
+    val ignoreCorrupt = relation.options.get("ignoreCorruptFiles").map(_.toBoolean)
+      .getOrElse(conf.ignoreCorruptFiles)
+    if (ignoreCorrupt) reasons += "ignoreCorruptFiles is set"
+
+    val hadoopConf = session.sessionState.newHadoopConfWithOptions(relation.options)
+    if (hadoopConf.get(CryptoFactoryKey) != null) {
+      reasons += s"Parquet modular encryption is configured ($CryptoFactoryKey)"
+    }
+
+    if (conf.parquetFieldIdReadEnabled) {
+      reasons += s"${SQLConf.PARQUET_FIELD_ID_READ_ENABLED.key} is true"
+    }
+
+    val resultSchema = StructType(scan.requiredSchema.fields ++ relation.partitionSchema.fields)
+    if (!relation.fileFormat.supportBatch(session, resultSchema)) {
+      reasons += sparkBatchReaderUnavailable(conf, resultSchema)
+    }
+    reasons.result()
+  }
+
+  /** Spark's vectorized reader is lmspark's per-file fallback; say why it cannot serve. */
+  private def sparkBatchReaderUnavailable(conf: SQLConf, schema: StructType): String = {
+    val why =
+      if (!conf.parquetVectorizedReaderEnabled) s"${SQLConf.PARQUET_VECTORIZED_READER_ENABLED.key} is false"
+      else if (!conf.wholeStageEnabled) s"${SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key} is false"
+      else if (schema.length > conf.wholeStageMaxNumFields) {
+        s"${schema.length} columns exceed ${SQLConf.WHOLESTAGE_MAX_NUM_FIELDS.key}=${conf.wholeStageMaxNumFields}"
+      } else "the schema is not supported by Spark's vectorized reader"
+    s"Spark's vectorized Parquet reader (lmspark's per-file fallback) cannot return batches: $why"
+  }
+}

@@ -1,0 +1,72 @@
+package lmspark.scan
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.execution.datasources.PartitionedFile
+import org.apache.spark.sql.execution.datasources.parquet.{ParquetFileFormat, ParquetOptions}
+import org.apache.spark.sql.sources.Filter
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.util.SerializableConfiguration
+
+import lmspark.LmConf
+import lmspark.meta.FooterReader
+import lmspark.plan.ScanMetrics
+
+/**
+ * Spark's `ParquetFileFormat` with lmspark's per-file reader. It lives only inside
+ * `LmParquetScanExec`, so Spark's file listing, splitting and partition handling stay Spark's.
+ *
+ * For each file split it reads the footer and builds a [[FileReadPlan]]. If lmspark can read the
+ * file, [[FileBatchReader]] reads it; otherwise the file goes to Spark's own vectorized reader
+ * (built here without filter pushdown, so it does not trust file statistics either), and the
+ * `filesFallback` metric counts it. Either way the query is answered.
+ */
+class LmParquetFileFormat(metrics: ScanMetrics) extends ParquetFileFormat with Logging {
+
+  override def toString: String = "Parquet (lmspark)"
+
+  override def buildReaderWithPartitionValues(
+      sparkSession: SparkSession,
+      dataSchema: StructType,
+      partitionSchema: StructType,
+      requiredSchema: StructType,
+      filters: Seq[Filter],
+      options: Map[String, String],
+      hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
+    val sparkReader = super.buildReaderWithPartitionValues(sparkSession, dataSchema,
+      partitionSchema, requiredSchema, Nil, options, new Configuration(hadoopConf))
+
+    val sqlConf = sparkSession.sessionState.conf
+    val settings = ScanSettings(
+      requiredSchema = requiredSchema,
+      partitionSchema = partitionSchema,
+      batchSize = LmConf.BATCH_SIZE.get(sqlConf),
+      offHeapVectors = sqlConf.offHeapColumnVectorEnabled,
+      caseSensitive = sqlConf.caseSensitiveAnalysis,
+      datetimeRebaseModeInRead = new ParquetOptions(options, sqlConf).datetimeRebaseModeInRead)
+    val confBroadcast = SerializableConfiguration.broadcast(sparkSession.sparkContext, hadoopConf)
+    val scanMetrics = metrics
+
+    (file: PartitionedFile) => {
+      val conf = confBroadcast.value.value
+      val open = FooterReader.open(conf, file.toPath, file.fileSize, file.modificationTime,
+        file.start, file.length)
+      val planned = try FileReadPlan.build(open.footer, settings.requiredSchema, settings)
+      catch { case e: Throwable => open.close(); throw e }
+      planned match {
+        case Right(plan) =>
+          scanMetrics.filesRead += 1
+          val reader = try new FileBatchReader(open, plan, file.partitionValues, settings, conf, scanMetrics)
+          catch { case e: Throwable => open.close(); throw e }
+          reader.asInstanceOf[Iterator[InternalRow]]
+        case Left(reason) =>
+          open.close()
+          logInfo(s"lmspark hands ${file.filePath} to Spark's reader: $reason")
+          scanMetrics.filesFallback += 1
+          sparkReader(file)
+      }
+    }
+  }
+}
