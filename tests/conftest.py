@@ -1,0 +1,298 @@
+"""Shared fixtures and helpers for the lmspark Python suites.
+
+Every expectation in these suites comes from vanilla Spark reading the same data (lmspark off,
+Parquet filter pushdown off, so the reference is the data itself) or from pyarrow; nothing is
+hard-coded.
+
+Run with a development jar: ``LMSPARK_JAR=/tmp/lmspark-dev/lmspark.jar pytest -q tests``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import decimal
+import math
+import os
+import re
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Iterator, Union
+
+import pytest
+
+# Python-side datetime conversion in collect() uses the process time zone; pin it (and Spark's)
+# to UTC so that both runs are converted the same way and no DST gaps get in the way.
+os.environ["TZ"] = "UTC"
+if hasattr(time, "tzset"):
+    time.tzset()
+
+from pyspark.sql import DataFrame, SparkSession  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
+from pyspark.sql import types as T  # noqa: E402
+
+import lmspark  # noqa: E402
+from lmspark import enable_lm  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+LM_NODE = "LmParquetScan"
+SPARK_NODE = "FileScan parquet"
+ENABLED_KEY = getattr(getattr(lmspark, "conf", None), "ENABLED", "spark.lmspark.enabled")
+BATCH_SIZE_KEY = getattr(getattr(lmspark, "conf", None), "BATCH_SIZE", "spark.lmspark.batchSize")
+FALLBACK_RE = re.compile(r"lmspark fallback: ([^\]\n]*)\]")
+EXTENDED_SECTION = "== Extended Information (lmspark) =="
+
+#: The configuration of the reference run: vanilla Spark, no Parquet filter pushdown.
+REFERENCE_CONF = {ENABLED_KEY: "false", "spark.sql.parquet.filterPushdown": "false"}
+LM_CONF = {ENABLED_KEY: "true"}
+
+Query = Union[str, Callable[[SparkSession], DataFrame]]
+
+
+# --------------------------------------------------------------------------------------------
+# Session
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("lmspark-pytests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "3g")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.sql.warehouse.dir", str(Path(os.environ.get("TMPDIR", "/tmp")) / "lmspark-pytest-warehouse"))
+    )
+    session = enable_lm(builder).getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def lm_jar_loaded(spark: SparkSession) -> bool:
+    """True when the lmspark classes are on the session's class path."""
+    try:
+        jvm = spark._jvm
+        jvm.java.lang.Class.forName(
+            lmspark.EXTENSION_CLASS, True, jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        )
+        return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def _needs_jar(request):
+    """Tests that use a Spark session need the lmspark jar; say so instead of failing obscurely."""
+    if "spark" in request.fixturenames and not request.getfixturevalue("lm_jar_loaded"):
+        pytest.skip(f"lmspark classes not loadable from {lmspark.jar_path()} (set LMSPARK_JAR)")
+
+
+# --------------------------------------------------------------------------------------------
+# Conf handling
+# --------------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def conf(spark: SparkSession, settings: dict | None = None, **kw) -> Iterator[None]:
+    """Sets SQL confs for the duration of the block, then restores (or unsets) them."""
+    settings = dict(settings or {})
+    settings.update(kw)
+    saved = {}
+    for key, value in settings.items():
+        saved[key] = spark.conf.get(key, None)
+        spark.conf.set(key, str(value).lower() if isinstance(value, bool) else str(value))
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
+
+
+# --------------------------------------------------------------------------------------------
+# Plans
+# --------------------------------------------------------------------------------------------
+
+
+def executed_plan(df: DataFrame) -> str:
+    """The executed physical plan; under AQE, run the query first to see the final plan."""
+    return df._jdf.queryExecution().executedPlan().toString()
+
+
+def explain_string(df: DataFrame, mode: str = "extended") -> str:
+    """What ``df.explain(mode)`` prints, as a string."""
+    return df._sc._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), mode)
+
+
+def fallback_reasons(plan: str) -> list[str]:
+    """Every ``lmspark fallback: <reason>`` in a plan string."""
+    return [m.group(1).strip() for m in FALLBACK_RE.finditer(plan)]
+
+
+def assert_clean_fallback(plan: str) -> list[str]:
+    """The plan is Spark's scan, declined by lmspark with non-empty reasons."""
+    assert LM_NODE not in plan, plan
+    reasons = fallback_reasons(plan)
+    assert reasons, f"expected 'lmspark fallback: <reason>' in the plan:\n{plan}"
+    assert all(r for r in reasons), f"empty fallback reason in:\n{plan}"
+    return reasons
+
+
+def lm_status(plan: str) -> str:
+    """A one-line summary: 'LmParquetScan', 'fallback: ...', or 'no Parquet scan'."""
+    if LM_NODE in plan:
+        return LM_NODE
+    reasons = fallback_reasons(plan)
+    if reasons:
+        return "fallback: " + "; ".join(dict.fromkeys(reasons))
+    if SPARK_NODE in plan:
+        return "Spark scan without lmspark mark"
+    return "no Parquet scan"
+
+
+# --------------------------------------------------------------------------------------------
+# Result normalisation and comparison
+# --------------------------------------------------------------------------------------------
+
+
+def _comparable_df(df: DataFrame) -> DataFrame:
+    """Top-level dates and timestamps as exact integers (Python datetimes cannot hold year > 9999
+    and lose nothing this way); everything else unchanged."""
+    cols = []
+    changed = False
+    for f in df.schema.fields:
+        c = F.col(f"`{f.name}`")
+        if isinstance(f.dataType, T.TimestampType):
+            cols.append(F.unix_micros(c).alias(f.name))
+            changed = True
+        elif isinstance(f.dataType, T.TimestampNTZType):
+            # The session time zone is UTC, so this cast is exact.
+            cols.append(F.unix_micros(c.cast("timestamp")).alias(f.name))
+            changed = True
+        elif isinstance(f.dataType, T.DateType):
+            cols.append(F.unix_date(c).alias(f.name))
+            changed = True
+        else:
+            cols.append(c)
+    return df.select(*cols) if changed else df
+
+
+def normalise(value):
+    """A hashable, exact representation: floats by repr (tells -0.0 from 0.0, NaN equals NaN),
+    bytes as bytes, rows/lists as tuples, maps as sorted item tuples."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ("float", "nan")
+        return ("float", repr(value))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return ("bytes", bytes(value))
+    if isinstance(value, decimal.Decimal):
+        return ("decimal", str(value))
+    if isinstance(value, dt.datetime):
+        return ("datetime", value.isoformat())
+    if isinstance(value, dt.date):
+        return ("date", value.isoformat())
+    if isinstance(value, dict):
+        return ("map", tuple(sorted(((normalise(k), normalise(v)) for k, v in value.items()), key=repr)))
+    if isinstance(value, (list, tuple)):  # Row is a tuple
+        return tuple(normalise(v) for v in value)
+    return value
+
+
+def collect_normalised(df: DataFrame) -> Counter:
+    return Counter(normalise(tuple(r)) for r in _comparable_df(df).collect())
+
+
+def _as_df(spark: SparkSession, query: Query) -> DataFrame:
+    return spark.sql(query) if isinstance(query, str) else query(spark)
+
+
+def run_query(spark: SparkSession, query: Query, settings: dict) -> tuple[Counter, str, list[str]]:
+    """Runs the query under the given confs: (rows as a multiset, executed plan, column names).
+    The DataFrame is built inside the conf block, so that planning sees the confs."""
+    with conf(spark, settings):
+        df = _comparable_df(_as_df(spark, query))
+        rows = Counter(normalise(tuple(r)) for r in df.collect())
+        return rows, executed_plan(df), df.columns
+
+
+def describe_difference(lm: Counter, ref: Counter, limit: int = 5) -> str:
+    only_lm = lm - ref
+    only_ref = ref - lm
+    lines = [
+        f"lmspark: {sum(lm.values())} rows, reference: {sum(ref.values())} rows;"
+        f" {sum(only_lm.values())} rows only in lmspark, {sum(only_ref.values())} only in reference"
+    ]
+    for title, c in (("only in lmspark", only_lm), ("only in reference", only_ref)):
+        for row, n in list(c.items())[:limit]:
+            lines.append(f"  {title} (x{n}): {str(row)[:400]}")
+    return "\n".join(lines)
+
+
+def assert_same_answer(
+    spark: SparkSession,
+    query: Query,
+    lm_conf: dict | None = None,
+    common_conf: dict | None = None,
+) -> str:
+    """Runs ``query`` (SQL text, or a function of the session returning a DataFrame) with lmspark
+    on, then with lmspark off and Parquet filter pushdown off (the reference), asserts the results
+    are the same multiset of rows, exactly, and returns the lmspark executed plan string.
+
+    ``common_conf`` applies to both runs, ``lm_conf`` to the lmspark run only.
+    """
+    common = dict(common_conf or {})
+    lm_rows, lm_plan, lm_cols = run_query(spark, query, {**common, **LM_CONF, **(lm_conf or {})})
+    ref_rows, ref_plan, ref_cols = run_query(spark, query, {**common, **REFERENCE_CONF})
+    assert LM_NODE not in ref_plan, f"the reference run used lmspark:\n{ref_plan}"
+    assert lm_cols == ref_cols, f"columns differ: lmspark {lm_cols} vs reference {ref_cols}"
+    assert lm_rows == ref_rows, (
+        "results differ\n" + describe_difference(lm_rows, ref_rows) + f"\nlmspark plan:\n{lm_plan}"
+    )
+    return lm_plan
+
+
+def assert_same_answer_and_lm_used(spark: SparkSession, query: Query, **kw) -> str:
+    """:func:`assert_same_answer`, and the lmspark run really used ``LmParquetScan``."""
+    plan = assert_same_answer(spark, query, **kw)
+    assert LM_NODE in plan, f"expected {LM_NODE} in the executed plan, got {lm_status(plan)}:\n{plan}"
+    assert not fallback_reasons(plan), f"unexpected fallback in:\n{plan}"
+    return plan
+
+
+def assert_same_answer_lm_or_fallback(spark: SparkSession, query: Query, **kw) -> str:
+    """:func:`assert_same_answer`, and the lmspark plan either used ``LmParquetScan`` or shows a
+    clean fallback with a non-empty reason."""
+    plan = assert_same_answer(spark, query, **kw)
+    if LM_NODE not in plan:
+        assert_clean_fallback(plan)
+    return plan
+
+
+@pytest.fixture(scope="session")
+def helpers():
+    """The helper functions, for tests that prefer a fixture over an import."""
+    import types
+
+    return types.SimpleNamespace(
+        conf=conf,
+        assert_same_answer=assert_same_answer,
+        assert_same_answer_and_lm_used=assert_same_answer_and_lm_used,
+        assert_same_answer_lm_or_fallback=assert_same_answer_lm_or_fallback,
+        executed_plan=executed_plan,
+        explain_string=explain_string,
+    )
