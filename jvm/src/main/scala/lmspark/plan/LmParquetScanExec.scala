@@ -94,12 +94,12 @@ case class LmParquetScanExec(
 
   protected override def doExecuteColumnar(): RDD[ColumnarBatch] = {
     val numOutputRows = longMetric(LmMetrics.NumOutputRows)
-    wrapped.inputRDD.asInstanceOf[RDD[ColumnarBatch]].mapPartitionsInternal { batches =>
+    wrapped.inputRDD.asInstanceOf[RDD[ColumnarBatch]].mapPartitions({ batches =>
       batches.map { batch =>
         numOutputRows += batch.numRows()
         batch
       }
-    }
+    }, preservesPartitioning = true)
   }
 
   override protected def doCanonicalize(): LmParquetScanExec =

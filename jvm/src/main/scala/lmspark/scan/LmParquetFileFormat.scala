@@ -46,7 +46,7 @@ class LmParquetFileFormat(metrics: ScanMetrics) extends ParquetFileFormat with L
       offHeapVectors = sqlConf.offHeapColumnVectorEnabled,
       caseSensitive = sqlConf.caseSensitiveAnalysis,
       datetimeRebaseModeInRead = new ParquetOptions(options, sqlConf).datetimeRebaseModeInRead)
-    val confBroadcast = SerializableConfiguration.broadcast(sparkSession.sparkContext, hadoopConf)
+    val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val scanMetrics = metrics
 
     (file: PartitionedFile) => {

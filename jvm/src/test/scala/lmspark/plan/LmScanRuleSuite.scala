@@ -1,0 +1,154 @@
+package lmspark.plan
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.FileSourceScanExec
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.functions._
+import org.scalatest.funsuite.AnyFunSuite
+
+import lmspark.testutil.LmSparkSession
+
+/** The rule replaces Parquet scans, declines with reasons, and the scan node behaves as a scan. */
+class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
+
+  private lazy val flatPath: String = {
+    val p = newDir("flat")
+    spark.range(0, 5000, 1, 3).select(
+      col("id"),
+      (col("id") % 7).cast("int").as("i"),
+      (col("id") % 3 === 0).as("b"),
+      (col("id") * 1.5).as("d"),
+      when(col("id") % 5 === 0, lit(null)).otherwise(concat(lit("s"), (col("id") % 11).cast("string"))).as("s"),
+      date_add(lit("2020-01-01").cast("date"), (col("id") % 400).cast("int")).as("dt"),
+      (col("id") % 4).as("part"))
+      .write.partitionBy("part").parquet(p)
+    p
+  }
+
+  private def flat: DataFrame = spark.read.parquet(flatPath)
+
+  private def explainString(df: DataFrame, mode: String = "simple"): String =
+    df.queryExecution.explainString(org.apache.spark.sql.execution.ExplainMode.fromString(mode))
+
+  test("the rule replaces a Parquet scan, and EXPLAIN names LmParquetScan with its pushed filters") {
+    val q = flat.where(col("i") === 3).select("id", "s", "part")
+    val plan = checkSparkAnswerAndLmUsed(q)
+    assert(sparkParquetScans(plan).isEmpty)
+    val text = explainString(q)
+    assert(text.contains("LmParquetScan"), text)
+    assert(text.contains("PushedFilters: [IsNotNull(i), EqualTo(i,3)]"), text)
+  }
+
+  test("disabled at run time, the same session plans Spark's own scan") {
+    withConf("spark.lmspark.enabled" -> "false") {
+      val plan = executedPlan(flat.where(col("i") > 2))
+      assert(lmScans(plan).isEmpty)
+      val scans = sparkParquetScans(plan)
+      assert(scans.nonEmpty && scans.forall(_.relation.fileFormat.getClass == classOf[ParquetFileFormat]))
+      assert(scans.forall(s => Fallback.reasonsOf(s).isEmpty))
+    }
+    assert(lmScans(executedPlan(flat.where(col("i") > 2))).nonEmpty)
+  }
+
+  test("the rule runs with and without AQE, also below exchanges and in subqueries") {
+    for (aqe <- Seq("true", "false")) withConf("spark.sql.adaptive.enabled" -> aqe) {
+      val q = flat.groupBy("part").agg(sum("i"), count(lit(1)))
+      val plan = checkSparkAnswerAndLmUsed(q)
+      assert(sparkParquetScans(plan).isEmpty, s"aqe=$aqe\n$plan")
+      val sub = flat.where(col("id") === flat.agg(max("id")).as[Long].head())
+      checkSparkAnswerAndLmUsed(sub)
+      flat.createOrReplaceTempView("flat")
+      checkSparkAnswerAndLmUsed(spark.sql("select * from flat where id > (select avg(id) from flat)"))
+      if (aqe == "true") {
+        val text = explainString(q)
+        assert(text.contains("LmParquetScan"), s"AQE's initial plan shows our scan:\n$text")
+      }
+    }
+  }
+
+  private def declined(df: DataFrame): (FileSourceScanExec, Seq[String]) = {
+    val plan = executedPlan(df)
+    assertNoSilentDecline(plan)
+    val scans = sparkParquetScans(plan)
+    assert(scans.size == 1, plan.toString)
+    val reasons = Fallback.reasonsOf(scans.head)
+    assert(reasons.isDefined, plan.toString)
+    (scans.head, reasons.get)
+  }
+
+  test("an unsupported column type is declined with a reason that EXPLAIN shows") {
+    val p = newDir("nested")
+    spark.range(10).select(col("id"), array(col("id"), col("id") + 1).as("arr")).write.parquet(p)
+    val q = spark.read.parquet(p)
+    val (_, reasons) = declined(q)
+    assert(reasons.exists(_.contains("arr")), reasons)
+    checkSparkAnswer(q)
+    val text = explainString(q)
+    assert(text.contains("lmspark fallback: column arr"), text)
+    val extended = explainString(q, "extended")
+    assert(extended.contains("== Extended Information (lmspark) =="), extended)
+    assert(extended.contains("column arr"), extended)
+  }
+
+  test("_metadata columns are declined with a reason") {
+    val q = flat.select(col("id"), col("_metadata.file_path"))
+    val (_, reasons) = declined(q)
+    assert(reasons.exists(_.contains("_metadata")), reasons)
+    checkSparkAnswer(q)
+  }
+
+  test("ignoreCorruptFiles is declined with a reason, as session conf and as read option") {
+    withConf("spark.sql.files.ignoreCorruptFiles" -> "true") {
+      val (_, reasons) = declined(flat)
+      assert(reasons.exists(_.contains("ignoreCorruptFiles")), reasons)
+    }
+    val (_, reasons) = declined(spark.read.option("ignoreCorruptFiles", "true").parquet(flatPath))
+    assert(reasons.exists(_.contains("ignoreCorruptFiles")), reasons)
+  }
+
+  test("encryption and a disabled vectorized reader are declined with reasons") {
+    val (_, r1) = declined(spark.read.option("parquet.crypto.factory.class", "x.Y").parquet(flatPath))
+    assert(r1.exists(_.contains("encryption")), r1)
+    withConf("spark.sql.parquet.enableVectorizedReader" -> "false") {
+      val (_, r2) = declined(flat)
+      assert(r2.exists(_.contains("enableVectorizedReader")), r2)
+      checkSparkAnswer(flat)
+    }
+  }
+
+  test("metrics: output rows, files, row groups and bytes read") {
+    val q = flat.where(col("i") === 1)
+    val plan = executedPlan(q)
+    val scan = lmScans(plan).head
+    val m = scan.metrics
+    val expectedRows = referenceRows(flat).length
+    assert(m(LmMetrics.NumOutputRows).value == expectedRows)
+    val files = spark.read.parquet(flatPath).inputFiles.length
+    assert(m("numFiles").value == files)
+    assert(m(LmMetrics.FilesRead).value == files)
+    assert(m(LmMetrics.FilesFallback).value == 0)
+    assert(m(LmMetrics.RowGroupsRead).value >= files)
+    assert(m(LmMetrics.BytesRead).value > 0)
+  }
+
+  test("a file whose encoding lmspark does not read goes to Spark's reader inside our scan") {
+    val p = newDir("delta")
+    spark.range(0, 3000).select(col("id"), (col("id") * 3).cast("int").as("x"))
+      .write.option("parquet.writer.version", "v2").option("parquet.enable.dictionary", "false")
+      .parquet(p)
+    val plan = checkSparkAnswerAndLmUsed(spark.read.parquet(p).where(col("x") % 2 === 0))
+    val m = lmScans(plan).head.metrics
+    assert(m(LmMetrics.FilesFallback).value >= 1)
+  }
+
+  test("partition columns are appended and a column missing from a file reads as nulls") {
+    val p = newDir("evolve")
+    spark.range(0, 100).select(col("id")).write.parquet(s"$p/k=1")
+    spark.range(100, 200).select(col("id"), (col("id") % 9).as("extra")).write.parquet(s"$p/k=2")
+    val q = spark.read.option("mergeSchema", "true").parquet(p)
+    assert(q.schema.fieldNames.toSet == Set("id", "extra", "k"))
+    checkSparkAnswerAndLmUsed(q)
+    checkSparkAnswerAndLmUsed(q.where(col("extra").isNull).select("k", "id"))
+    checkSparkAnswerAndLmUsed(q.groupBy("k").count())
+  }
+}
