@@ -165,9 +165,29 @@ def lm_status(plan: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+_JSON_OPTIONS = {
+    "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX",
+    "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSS",
+    "dateFormat": "yyyy-MM-dd",
+    "ignoreNullFields": "false",
+}
+
+
+def _has_datetime(dtype: T.DataType) -> bool:
+    if isinstance(dtype, (T.TimestampType, T.TimestampNTZType, T.DateType)):
+        return True
+    if isinstance(dtype, T.StructType):
+        return any(_has_datetime(f.dataType) for f in dtype.fields)
+    if isinstance(dtype, T.ArrayType):
+        return _has_datetime(dtype.elementType)
+    if isinstance(dtype, T.MapType):
+        return _has_datetime(dtype.keyType) or _has_datetime(dtype.valueType)
+    return False
+
+
 def _comparable_df(df: DataFrame) -> DataFrame:
-    """Top-level dates and timestamps as exact integers (Python datetimes cannot hold year > 9999
-    and lose nothing this way); everything else unchanged."""
+    """Top-level dates and timestamps as exact integers, nested ones via exact JSON text (Python
+    datetimes cannot hold years after 9999); everything else unchanged."""
     cols = []
     changed = False
     for f in df.schema.fields:
@@ -181,6 +201,10 @@ def _comparable_df(df: DataFrame) -> DataFrame:
             changed = True
         elif isinstance(f.dataType, T.DateType):
             cols.append(F.unix_date(c).alias(f.name))
+            changed = True
+        elif _has_datetime(f.dataType):
+            # Nested dates/timestamps: as exact JSON text (microseconds, any year, binary as base64).
+            cols.append(F.to_json(c, _JSON_OPTIONS).alias(f.name))
             changed = True
         else:
             cols.append(c)

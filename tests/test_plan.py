@@ -1,0 +1,282 @@
+"""What the plans say: LmParquetScan when lmspark serves a scan, Spark's FileScan when it is off,
+and a clean, reasoned fallback when it declines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from pyspark.sql import SparkSession
+
+import datagen
+import lmspark
+from conftest import (
+    ENABLED_KEY,
+    EXTENDED_SECTION,
+    LM_CONF,
+    LM_NODE,
+    REFERENCE_CONF,
+    SPARK_NODE,
+    assert_clean_fallback,
+    assert_same_answer,
+    assert_same_answer_and_lm_used,
+    conf,
+    executed_plan,
+    explain_string,
+    fallback_reasons,
+)
+
+
+@pytest.fixture(scope="module")
+def flat(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("plan_flat")
+    for i in range(3):
+        t = datagen.make_table(datagen.SUPPORTED_COLUMNS, 800, 10 + i, "some")
+        datagen.write(t, root / f"f{i}.parquet", use_dictionary=bool(i % 2))
+    return root
+
+
+@pytest.fixture(scope="module")
+def nested(tmp_path_factory) -> Path:
+    """A file with flat columns and array/map/struct columns."""
+    root = tmp_path_factory.mktemp("plan_nested")
+    n = 300
+    t = pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "name": pa.array([f"n{i % 17}" if i % 5 else None for i in range(n)]),
+        "arr": pa.array([[i, i + 1, None][: i % 4] if i % 7 else None for i in range(n)], pa.list_(pa.int32())),
+        "m": pa.array([{"k": i, f"k{i % 3}": -i} if i % 6 else None for i in range(n)], pa.map_(pa.string(), pa.int32())),
+        "st": pa.array([{"x": i, "y": str(i)} if i % 4 else None for i in range(n)],
+                       pa.struct([("x", pa.int32()), ("y", pa.string())])),
+    })
+    datagen.write(t, root / "nested.parquet", row_group_size=100)
+    return root
+
+
+def _collected_plan(spark, make_df, settings) -> str:
+    with conf(spark, settings):
+        df = make_df(spark)
+        df.collect()
+        return executed_plan(df)
+
+
+# --------------------------------------------------------------------------------------------
+# Enabled / disabled, toggled at run time in one session
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+def test_toggle_at_run_time(spark, flat, aqe):
+    q = lambda s: s.read.parquet(str(flat)).where("c_int > 0").groupBy("c_bool").count()  # noqa: E731
+    common = {"spark.sql.adaptive.enabled": aqe}
+    on = _collected_plan(spark, q, {**common, ENABLED_KEY: "true"})
+    assert LM_NODE in on, on
+    assert SPARK_NODE not in on, on
+    if aqe == "true":
+        assert "isFinalPlan=true" in on, on
+
+    off = _collected_plan(spark, q, {**common, ENABLED_KEY: "false"})
+    assert SPARK_NODE in off, off
+    assert LM_NODE not in off, off
+    assert "lmspark fallback" not in off, off
+
+    again = _collected_plan(spark, q, {**common, ENABLED_KEY: "true"})
+    assert LM_NODE in again, again
+    assert_same_answer_and_lm_used(spark, q, common_conf=common)
+
+
+def test_enabled_by_default(spark, flat):
+    # nothing set: the default is on
+    assert spark.conf.get(ENABLED_KEY, None) in (None, "true")
+    df = spark.read.parquet(str(flat)).select("c_long")
+    df.collect()
+    assert LM_NODE in executed_plan(df)
+
+
+@pytest.mark.parametrize("mode", ["simple", "extended", "formatted", "cost", "codegen"])
+def test_explain_modes_name_the_node(spark, flat, mode):
+    with conf(spark, LM_CONF):
+        text = explain_string(spark.read.parquet(str(flat)).where("c_long > 5"), mode)
+    assert LM_NODE in text, text
+    with conf(spark, {ENABLED_KEY: "false"}):
+        text = explain_string(spark.read.parquet(str(flat)).where("c_long > 5"), mode)
+    assert LM_NODE not in text, text
+
+
+def test_pushed_filters_listed(spark, flat):
+    with conf(spark, LM_CONF):
+        df = spark.read.parquet(str(flat)).where("c_int > 5 AND c_string = 'abc'")
+        text = explain_string(df, "simple")
+        formatted = explain_string(df, "formatted")
+    assert LM_NODE in text, text
+    assert "PushedFilters: [" in text, text
+    pushed = text.split("PushedFilters: [", 1)[1].split("]", 1)[0]
+    assert "c_int" in pushed and "c_string" in pushed, text
+    assert "PushedFilters" in formatted, formatted
+    assert_same_answer_and_lm_used(spark, lambda s: s.read.parquet(str(flat)).where("c_int > 5 AND c_string = 'abc'"))
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+def test_join_and_subquery_under_aqe(spark, flat, aqe):
+    """Two scans in one query, a broadcast or a shuffle join, and a scalar subquery."""
+    p = str(flat)
+    q = (
+        f"SELECT a.c_bool, count(*), max(b.c_string) FROM parquet.`{p}` a JOIN parquet.`{p}` b ON a.c_int = b.c_int "
+        f"WHERE a.c_long > (SELECT avg(c_long) FROM parquet.`{p}` WHERE c_bool) GROUP BY a.c_bool"
+    )
+    for broadcast in ("-1", "10485760"):
+        plan = assert_same_answer_and_lm_used(
+            spark, q, common_conf={"spark.sql.adaptive.enabled": aqe, "spark.sql.autoBroadcastJoinThreshold": broadcast}
+        )
+        assert SPARK_NODE not in plan, plan
+
+
+# --------------------------------------------------------------------------------------------
+# Declined scans: Spark's scan stays, with a reason in every EXPLAIN mode
+# --------------------------------------------------------------------------------------------
+
+
+def _check_declined(spark, make_df, settings=None, reason_contains: str | None = None) -> list[str]:
+    settings = {**LM_CONF, **(settings or {})}
+    plan = _collected_plan(spark, make_df, settings)
+    assert SPARK_NODE in plan, plan
+    reasons = assert_clean_fallback(plan)
+    if reason_contains:
+        assert any(reason_contains.lower() in r.lower() for r in reasons), reasons
+    with conf(spark, settings):
+        simple = explain_string(make_df(spark), "simple")
+        extended = explain_string(make_df(spark), "extended")
+    assert fallback_reasons(simple), simple
+    assert EXTENDED_SECTION in extended, extended
+    section = extended.split(EXTENDED_SECTION, 1)[1]
+    assert "lmspark fallback" in section, section
+    assert any(r in section for r in reasons), (reasons, section)
+    return reasons
+
+
+@pytest.mark.parametrize("column", ["arr", "m"])
+def test_declined_unsupported_type(spark, nested, column):
+    make = lambda s: s.read.parquet(str(nested)).select("id", column)  # noqa: E731
+    _check_declined(spark, make, reason_contains=column)
+    assert_same_answer(spark, make)
+
+
+def test_declined_struct_but_pruned_columns_served(spark, nested):
+    _check_declined(spark, lambda s: s.read.parquet(str(nested)).select("st"), reason_contains="st")
+    # Without the nested columns in the read schema, lmspark serves the scan.
+    assert_same_answer_and_lm_used(spark, lambda s: s.read.parquet(str(nested)).select("id", "name").where("id > 10"))
+
+
+def test_declined_metadata_column(spark, flat):
+    make = lambda s: s.read.parquet(str(flat)).select("c_int", "_metadata.file_path")  # noqa: E731
+    _check_declined(spark, make, reason_contains="_metadata")
+    assert_same_answer(spark, make)
+
+
+def test_declined_ignore_corrupt_files(spark, flat):
+    settings = {"spark.sql.files.ignoreCorruptFiles": "true"}
+    make = lambda s: s.read.parquet(str(flat)).select("c_int", "c_string")  # noqa: E731
+    _check_declined(spark, make, settings, reason_contains="ignoreCorruptFiles")
+    assert_same_answer(spark, make, common_conf=settings)
+
+
+def test_declined_ignore_corrupt_files_option(spark, flat):
+    make = lambda s: s.read.option("ignoreCorruptFiles", "true").parquet(str(flat))  # noqa: E731
+    _check_declined(spark, make, reason_contains="ignoreCorruptFiles")
+
+
+def test_declined_vectorized_reader_off(spark, flat):
+    settings = {"spark.sql.parquet.enableVectorizedReader": "false"}
+    make = lambda s: s.read.parquet(str(flat))  # noqa: E731
+    _check_declined(spark, make, settings)
+    assert_same_answer(spark, make, common_conf=settings)
+
+
+def test_declined_and_served_in_one_query(spark, flat, nested):
+    """A union of a served and a declined scan: both marks in one plan, same answer."""
+    q = (
+        f"SELECT id AS x FROM parquet.`{nested}` WHERE size(arr) > 1 "
+        f"UNION ALL SELECT c_long AS x FROM parquet.`{flat}`"
+    )
+    plan = assert_same_answer(spark, q)
+    assert LM_NODE in plan, plan
+    assert fallback_reasons(plan) and all(fallback_reasons(plan)), plan
+    with conf(spark, LM_CONF):
+        extended = explain_string(spark.sql(q), "extended")
+    section = extended.split(EXTENDED_SECTION, 1)[1]
+    assert "LmParquetScan" in section and "lmspark fallback" in section, section
+
+
+def test_explain_extended_sql(spark, flat):
+    """EXPLAIN EXTENDED through SQL has the lmspark section too."""
+    spark.read.parquet(str(flat)).createOrReplaceTempView("plan_flat_v")
+    with conf(spark, LM_CONF):
+        text = spark.sql("EXPLAIN EXTENDED SELECT c_int FROM plan_flat_v WHERE c_int > 3").collect()[0][0]
+    assert LM_NODE in text, text
+    assert EXTENDED_SECTION in text, text
+    assert LM_NODE in text.split(EXTENDED_SECTION, 1)[1]
+
+
+def test_no_parquet_scan_no_lmspark_mark(spark):
+    q = "SELECT id * 2 AS x FROM range(10)"
+    with conf(spark, LM_CONF):
+        df = spark.sql(q)
+        df.collect()
+        plan = executed_plan(df)
+    assert LM_NODE not in plan and "lmspark fallback" not in plan
+
+
+def test_reference_conf_is_vanilla(spark, flat):
+    plan = _collected_plan(spark, lambda s: s.read.parquet(str(flat)).where("c_int > 0"), REFERENCE_CONF)
+    assert SPARK_NODE in plan and LM_NODE not in plan and "lmspark fallback" not in plan
+
+
+# --------------------------------------------------------------------------------------------
+# The Python package, no session needed
+# --------------------------------------------------------------------------------------------
+
+
+def test_enable_lm_keeps_user_values_and_returns_builder(monkeypatch, tmp_path):
+    jar = tmp_path / "lmspark-test.jar"
+    jar.write_bytes(b"")
+    monkeypatch.setenv("LMSPARK_JAR", str(jar))
+    builder = (
+        SparkSession.builder.config("spark.jars", "/opt/a.jar,/opt/b.jar")
+        .config("spark.sql.extensions", "com.example.Ext")
+        .config("spark.sql.extendedExplainProviders", "com.example.Explain")
+    )
+    assert lmspark.enable_lm(builder) is builder
+    opts = builder._options
+    assert opts["spark.jars"].split(",") == ["/opt/a.jar", "/opt/b.jar", str(jar.resolve())]
+    assert opts["spark.sql.extensions"].split(",") == ["com.example.Ext", lmspark.EXTENSION_CLASS]
+    assert opts["spark.sql.extendedExplainProviders"].split(",") == ["com.example.Explain", lmspark.EXPLAIN_PROVIDER_CLASS]
+    # idempotent
+    lmspark.enable_lm(builder)
+    assert builder._options["spark.jars"].split(",").count(str(jar.resolve())) == 1
+    assert builder._options["spark.sql.extensions"].split(",").count(lmspark.EXTENSION_CLASS) == 1
+
+
+def test_enable_lm_on_fresh_builder(monkeypatch, tmp_path):
+    jar = tmp_path / "x.jar"
+    jar.write_bytes(b"")
+    monkeypatch.setenv("LMSPARK_JAR", str(jar))
+    builder = SparkSession.builder
+    assert lmspark.enable_lm(builder) is builder
+    assert builder._options["spark.jars"] == str(jar.resolve())
+    assert builder._options["spark.sql.extensions"] == "lmspark.LmSparkExtensions"
+    assert builder._options["spark.sql.extendedExplainProviders"] == "lmspark.plan.LmExplain"
+    # a fresh builder does not inherit another builder's options
+    assert "spark.jars" not in SparkSession.builder._options
+
+
+def test_jar_path_honours_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("LMSPARK_JAR", str(tmp_path / "j.jar"))
+    assert lmspark.jar_path() == str((tmp_path / "j.jar").resolve())
+
+
+def test_conf_names_enabled():
+    assert lmspark.conf.ENABLED == "spark.lmspark.enabled"
+    assert lmspark.conf.DEFAULTS["spark.lmspark.enabled"] == "true"
+    for key in lmspark.conf.DEFAULTS:
+        assert key.startswith("spark.lmspark.")
