@@ -116,7 +116,7 @@ def test_corpus_file(spark, path: Path):
                 run_query(spark, make(p), LM_CONF)
         except Exception:  # noqa: BLE001 - any failure will do, as long as it is clean
             _jvm_alive(spark)
-            pytest.skip(f"vanilla Spark cannot read it ({reason}); lmspark fails as well")
+            pytest.skip(f"{path.name}: vanilla Spark cannot read it ({reason}); lmspark fails as well")
         _jvm_alive(spark)
         pytest.fail(f"vanilla Spark fails ({reason}) but lmspark returned a result{note}")
 
@@ -142,7 +142,7 @@ def test_corpus_file(spark, path: Path):
         statuses.append(f"{name}: {lm_status(lm_plan)}")
 
     if nested:
-        pytest.skip("nested: out of scope for now (checked: same answer; " + "; ".join(statuses) + ")")
+        pytest.skip(f"{path.name}: nested: out of scope for now (checked: same answer; " + "; ".join(statuses) + ")")
     print("; ".join(statuses))
 
 

@@ -27,6 +27,7 @@ from conftest import (
     lm_status,
     run_query,
     LM_CONF,
+    REFERENCE_CONF,
 )
 
 CODECS = ["none", "snappy", "gzip", "zstd"]
@@ -270,18 +271,17 @@ def test_explicit_schema_type_widening(spark, evolving):
     _same_outcome(spark, lambda s: s.read.schema(schema).parquet(str(evolving)))
 
 
-def _same_outcome(spark, query, **kw):
+def _same_outcome(spark, query, common_conf: dict | None = None, lm_conf: dict | None = None):
     """If vanilla Spark can answer, lmspark gives the same answer (served or cleanly declined);
-    if vanilla fails, lmspark fails as well."""
-    from conftest import REFERENCE_CONF
-
+    if vanilla fails, lmspark fails as well. Returns the lmspark plan, or 'vanilla fails: ...'."""
+    common = dict(common_conf or {})
     try:
-        run_query(spark, query, REFERENCE_CONF)
+        run_query(spark, query, {**common, **REFERENCE_CONF})
     except Exception as ref_error:  # noqa: BLE001
         with pytest.raises(Exception):
-            run_query(spark, query, LM_CONF)
+            run_query(spark, query, {**common, **LM_CONF, **(lm_conf or {})})
         return f"vanilla fails: {str(ref_error).splitlines()[0][:200]}"
-    return assert_same_answer_lm_or_fallback(spark, query, **kw)
+    return assert_same_answer_lm_or_fallback(spark, query, common_conf=common, lm_conf=lm_conf)
 
 
 # --------------------------------------------------------------------------------------------
@@ -305,10 +305,6 @@ def mixed_encodings(tmp_path_factory) -> Path:
         column_encoding={"c_string": "DELTA_LENGTH_BYTE_ARRAY", "c_binary": "DELTA_BYTE_ARRAY",
                          "c_ntz_ms": "DELTA_BINARY_PACKED"},
     )
-    datagen.write(
-        t, root / "4-byte-stream-split.parquet", use_dictionary=False, compression="zstd",
-        column_encoding={"c_float": "BYTE_STREAM_SPLIT", "c_double": "BYTE_STREAM_SPLIT"},
-    )
     datagen.write(t.slice(0, 0), root / "5-empty.parquet")
     # only some columns delta-encoded, the rest dictionary: the per-file decision is per file
     datagen.write(
@@ -327,13 +323,29 @@ def test_mixed_encodings_fall_back_per_file(spark, mixed_encodings, query):
 
 
 @pytest.mark.parametrize(
-    "name", ["2-delta-ints.parquet", "3-delta-strings-v2.parquet", "4-byte-stream-split.parquet", "5-empty.parquet"]
+    "name", ["2-delta-ints.parquet", "3-delta-strings-v2.parquet", "5-empty.parquet"]
 )
 def test_single_fallback_file(spark, mixed_encodings, name):
     """A file lmspark cannot decode, alone: still LmParquetScan in the plan, same answer."""
     path = str(mixed_encodings / name)
     assert_same_answer_and_lm_used(spark, lambda s: s.read.parquet(path))
     assert_same_answer_and_lm_used(spark, lambda s: s.read.parquet(path).groupBy().count())
+
+
+def test_byte_stream_split_same_outcome(spark, tmp_path):
+    """Spark's vectorized reader cannot decode BYTE_STREAM_SPLIT: lmspark must then fail as well,
+    or, if it can decode it, give the answer Spark's row-based reader gives."""
+    t = datagen.make_table({"c_float": pa.float32(), "c_double": pa.float64(), "c_int": pa.int32()}, 1500, 4343, "some")
+    path = str(datagen.write(
+        t, tmp_path / "bss.parquet", use_dictionary=False, compression="zstd",
+        column_encoding={"c_float": "BYTE_STREAM_SPLIT", "c_double": "BYTE_STREAM_SPLIT"},
+    ))
+    outcome = _same_outcome(spark, lambda s: s.read.parquet(path))
+    if str(outcome).startswith("vanilla fails"):
+        # What the data is, per Spark's row-based (parquet-mr) reader, and per pyarrow's count.
+        row_reader = {"spark.sql.parquet.enableVectorizedReader": "false"}
+        rows, _, _ = run_query(spark, lambda s: s.read.parquet(path), {**REFERENCE_CONF, **row_reader})
+        assert sum(rows.values()) == datagen.row_count(Path(path))
 
 
 @pytest.fixture(scope="module")
