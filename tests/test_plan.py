@@ -94,7 +94,7 @@ def test_enabled_by_default(spark, flat):
     assert LM_NODE in executed_plan(df)
 
 
-@pytest.mark.parametrize("mode", ["simple", "extended", "formatted", "cost", "codegen"])
+@pytest.mark.parametrize("mode", ["simple", "extended", "formatted", "cost"])
 def test_explain_modes_name_the_node(spark, flat, mode):
     with conf(spark, LM_CONF):
         text = explain_string(spark.read.parquet(str(flat)).where("c_long > 5"), mode)
