@@ -130,7 +130,8 @@ final class FlatColumnReader(
   }
 
   private def noMorePages(): ParquetDecodeException =
-    ctx.error(s"column chunk has no more data pages after $rowsConsumed of $rowCount rows")
+    ctx.error(s"column chunk has no more data pages after $rowsConsumed of $rowCount rows " +
+      "(truncated chunk or wrong row count?)")
 
   /** Moves to the next data page header, reading a dictionary page on the way. */
   private def nextDataPageHeader(): Boolean = {

@@ -173,10 +173,18 @@ final class PageSource private (
       try Util.readPageHeader(headerStream)
       catch {
         case NonFatal(e) =>
-          throw context.error(s"cannot read page header at chunk offset ${at - base}: ${e.getMessage}", e)
+          throw context.error(s"cannot read page header at chunk offset ${at - base} of ${limit - base} " +
+            s"(corrupt or truncated chunk): ${e.getMessage}", e)
       }
     val start = headerStream.position
     if (h.getType == null) throw context.error(s"page header at chunk offset ${at - base} has no page type")
+    val missing = h.getType match {
+      case PageType.DATA_PAGE => h.data_page_header == null
+      case PageType.DATA_PAGE_V2 => h.data_page_header_v2 == null
+      case PageType.DICTIONARY_PAGE => h.dictionary_page_header == null
+      case _ => false
+    }
+    if (missing) throw context.error(s"${h.getType} header at chunk offset ${at - base} lacks its type-specific header")
     if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0)
       throw context.error(s"page header at chunk offset ${at - base} has negative sizes " +
         s"(compressed ${h.compressed_page_size}, uncompressed ${h.uncompressed_page_size})")

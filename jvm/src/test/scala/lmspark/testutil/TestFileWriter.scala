@@ -50,8 +50,8 @@ final case class FileConfig(codec: CompressionCodecName, v2: Boolean, mode: EncM
 }
 
 /** One column of a written test file: its type, nullability and the values written per row group. */
-final case class TestColumn(spec: TypeSpec, nulls: Nulls, rowGroups: IndexedSeq[IndexedSeq[Any]]) {
-  def name: String = s"${spec.name}_${nulls.suffix}"
+final case class TestColumn(spec: TypeSpec, nulls: Nulls, rowGroups: IndexedSeq[IndexedSeq[Any]], tag: String = "") {
+  def name: String = s"${spec.name}_${nulls.suffix}$tag"
 }
 
 /** Writes seeded test files with parquet-java's column writers and page store, so that page
