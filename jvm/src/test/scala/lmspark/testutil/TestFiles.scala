@@ -14,7 +14,8 @@ final case class WrittenFile(path: Path, config: FileConfig, columns: IndexedSeq
 object TestFiles {
 
   val codecs: Seq[CompressionCodecName] = Seq(
-    CompressionCodecName.UNCOMPRESSED, CompressionCodecName.SNAPPY, CompressionCodecName.GZIP, CompressionCodecName.ZSTD)
+    CompressionCodecName.UNCOMPRESSED, CompressionCodecName.SNAPPY, CompressionCodecName.GZIP, CompressionCodecName.ZSTD,
+    CompressionCodecName.LZ4_RAW)
 
   val configs: Seq[FileConfig] =
     for (codec <- codecs; v2 <- Seq(false, true); mode <- EncMode.all) yield FileConfig(codec, v2, mode)
