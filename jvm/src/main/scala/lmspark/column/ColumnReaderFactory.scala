@@ -157,4 +157,12 @@ object ColumnReaderFactory {
 
   private def sameDecimal(d: DecimalLogicalTypeAnnotation, dt: DecimalType): Boolean =
     d.getPrecision == dt.precision && d.getScale == dt.scale
+
+  /** None when some Parquet leaf can be read as `sparkType`; otherwise why no file could be.
+    * The plan-level check, made before any footer is read; it must agree with `plan`. */
+  def unsupportedSparkType(sparkType: DataType): Option[String] = sparkType match {
+    case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType |
+        DateType | TimestampType | TimestampNTZType | BinaryType | _: StringType | _: DecimalType => None
+    case other => Some(s"type ${other.catalogString} is not supported")
+  }
 }
