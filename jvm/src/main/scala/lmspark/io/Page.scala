@@ -2,10 +2,10 @@ package lmspark.io
 
 import org.apache.parquet.format.Encoding
 
-/** A decompressed page of one column chunk. Byte ranges point into arrays that the page owns
-  * (or shares read-only with the chunk buffer when the chunk is uncompressed); they stay valid
-  * until the next page is read from the same [[PageSource]] only if the caller copies what it
-  * keeps, so decoders must not retain them across pages (dictionaries copy their values). */
+/** A decompressed page of one column chunk. Its byte ranges point into a fresh decompressed array
+  * or, for uncompressed data, into the chunk buffer itself; both are read-only. Decoders may use
+  * them until they move to another page and must copy anything kept longer (dictionaries copy
+  * their values). */
 sealed abstract class Page {
   /** Number of values (levels) in the page, including nulls. */
   def numValues: Int

@@ -149,7 +149,7 @@ final class PageSource private (
     page
   }
 
-  /** Releases the chunk buffer's decompressor state (the factory owns the decompressor). */
+  /** Drops the current page. The decompressor belongs to the codec factory and is not released. */
   def close(): Unit = { header = null; dataStart = -1 }
 
   // ---- internals ----
