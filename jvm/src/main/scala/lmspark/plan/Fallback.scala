@@ -12,15 +12,23 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
  *  - its file format becomes [[DeclinedParquetFileFormat]], which reads exactly as Spark's
  *    `ParquetFileFormat` but prints `Format: Parquet [lmspark fallback: ...]`, so that every
  *    `EXPLAIN` mode shows the reason.
+ * Spark's `ParquetFileFormat` equals any other `ParquetFileFormat`, and a rule's result that equals
+ * its input is dropped, so the relation also records the reasons in its options
+ * ([[OptionKey]], which Spark's reader ignores); that makes the declined node a different node.
  * Invariant: a declined scan always carries at least one non-empty reason.
  */
 object Fallback {
   val Reasons: TreeNodeTag[Seq[String]] = TreeNodeTag[Seq[String]]("lmspark.fallbackReasons")
 
+  /** The relation option that records the reasons. */
+  val OptionKey = "lmspark.fallbackReasons"
+
   def decline(scan: FileSourceScanExec, reasons: Seq[String]): FileSourceScanExec = {
     require(reasons.nonEmpty && reasons.forall(_.trim.nonEmpty), "a decline needs a reason")
     val format = new DeclinedParquetFileFormat(reasons)
-    val declined = scan.copy(relation = scan.relation.copy(fileFormat = format)(scan.relation.sparkSession))
+    val relation = scan.relation.copy(fileFormat = format,
+      options = scan.relation.options + (OptionKey -> reasons.mkString("; ")))(scan.relation.sparkSession)
+    val declined = scan.copy(relation = relation)
     declined.copyTagsFrom(scan)
     declined.setTagValue(Reasons, reasons)
     declined

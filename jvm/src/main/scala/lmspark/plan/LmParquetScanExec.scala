@@ -31,8 +31,8 @@ import lmspark.shim.{ScanFields, SparkScanShim}
  * ever lives inside [[wrapped]].
  */
 case class LmParquetScanExec(
-    relation: HadoopFsRelation,
-    stream: Option[SparkDataStream],
+    @transient relation: HadoopFsRelation,
+    @transient stream: Option[SparkDataStream],
     output: Seq[Attribute],
     requiredSchema: StructType,
     partitionFilters: Seq[Expression],

@@ -100,11 +100,18 @@ trait LmSparkSession extends BeforeAndAfterAll with AdaptiveSparkPlanHelper { se
       query.collect()
     }
 
-  /** lmspark's rows equal the reference; returns lmspark's executed plan. */
+  /**
+   * lmspark's rows equal the reference; returns lmspark's executed plan. `query` is evaluated
+   * once per run and must build a new DataFrame each time (a DataFrame keeps its first plan).
+   */
   protected def checkSparkAnswer(query: => DataFrame)(implicit pos: Position): SparkPlan = {
-    val expected = normalized(referenceRows(query))
+    val reference = query
+    val expected = withConf("spark.lmspark.enabled" -> "false", "spark.sql.parquet.filterPushdown" -> "false") {
+      normalized(reference.collect())
+    }
     withConf("spark.lmspark.enabled" -> "true") {
       val df = query
+      assert(!(df eq reference), "checkSparkAnswer needs a query that builds a new DataFrame (a def, not a val)")
       val actual = normalized(df.collect())
       val plan = df.queryExecution.executedPlan
       assertNoSilentDecline(plan)

@@ -1,0 +1,37 @@
+package lmspark.column
+
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector
+
+/** Reads one flat leaf column of one row group into Spark vectors, batch by batch. */
+trait ColumnReader extends AutoCloseable {
+
+  /** Decodes the next `n` rows into rows [0, n) of `vector` (which the caller has reset and sized
+    * to at least n). Nulls via putNull / putNulls. */
+  def read(n: Int, vector: WritableColumnVector): Unit
+
+  /** Skips the next `n` rows without decoding values where it can (e.g. skipping whole pages by
+    * their header's num_values / num_rows, skipping dictionary ids without lookups). */
+  def skip(n: Long): Unit
+
+  /** Pages this reader has read / decompressed so far (dictionary page included). */
+  def pagesRead: Int
+
+  /** Bytes this reader has read from the file so far. */
+  def bytesRead: Long
+}
+
+/** Options for one column reader. */
+final case class ColumnReadOptions(rebaseCheck: RebaseCheck = RebaseCheck.None)
+
+/** How dates and timestamps before the Julian/Gregorian switch are treated. */
+sealed trait RebaseCheck
+
+object RebaseCheck {
+
+  /** Values are read as they are (Spark's CORRECTED mode, or files written by Spark 3+). */
+  case object None extends RebaseCheck
+
+  /** Spark's EXCEPTION mode: an ancient DATE or TIMESTAMP (LTZ) value fails the read with Spark's
+    * own rebase exception. TIMESTAMP_NTZ values are never checked, as in Spark. */
+  case object FailOnAncient extends RebaseCheck
+}

@@ -1,0 +1,18 @@
+package lmspark
+
+/** Column readers: the page loop for one flat leaf of one row group, writing Spark vectors.
+  *
+  * Owns the pairing of Parquet physical/logical types with Spark types (all of it in
+  * [[ColumnReaderFactory]]), definition levels, dictionary pages (including chunks that fall back
+  * from dictionary to plain pages mid-chunk), data pages v1 and v2, and row-level skipping.
+  *
+  * Files:
+  *  - `ColumnReader.scala`: the public reader trait, [[ColumnReadOptions]] and [[RebaseCheck]].
+  *  - `ParquetDecodeException.scala`: the error for malformed or unexpected input, with context.
+  *  - `ColumnReaderFactory.scala`: the one place that does type dispatch (`unsupportedReason`, `create`).
+  *  - `FlatColumnReader.scala`: the page loop for max repetition level 0, max definition level 0 or 1.
+  *  - `VectorWriter.scala`: physical values -> Spark vector representation (dates, timestamps,
+  *    narrow ints, decimals), one writer per Parquet x Spark type pair.
+  *  - `SparkRebase.scala`: the only calls into Spark-private datetime rebase helpers.
+  */
+package object column

@@ -1,0 +1,177 @@
+package lmspark.decode
+
+import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector
+
+/** A column chunk's dictionary, decoded once from its (PLAIN) dictionary page into primitive arrays
+  * (or offsets + bytes for binaries), so data pages can look values up by id. Owns copies of its
+  * values (never the page buffer). Every `write*` checks each id against `size` and raises
+  * [[DecodeException]] when out of range. Kept independent of vectors' dictionary support so that a
+  * dictionary-preserving mode can hand these arrays to Spark later. */
+abstract class Dictionary(val size: Int) {
+
+  def writeInts(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = unsupported("INT32")
+  def writeLongs(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = unsupported("INT64")
+  def writeFloats(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = unsupported("FLOAT")
+  def writeDoubles(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = unsupported("DOUBLE")
+  def writeBinaries(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = unsupported("binary")
+  def writeIntArray(ids: Array[Int], n: Int, dst: Array[Int], dstOff: Int): Unit = unsupported("INT32")
+  def writeLongArray(ids: Array[Int], n: Int, dst: Array[Long], dstOff: Int): Unit = unsupported("INT64")
+  def writeBinaryValues(ids: Array[Int], n: Int, sink: BinarySink, rowId: Int): Unit = unsupported("binary")
+
+  @inline protected final def check(id: Int): Int = {
+    if (id < 0 || id >= size) throw new DecodeException(s"dictionary id $id out of range [0, $size)")
+    id
+  }
+
+  private def unsupported(what: String): Nothing =
+    throw new UnsupportedOperationException(s"${getClass.getSimpleName} cannot produce $what values")
+}
+
+/** INT32 dictionary. */
+final class IntDictionary(val values: Array[Int]) extends Dictionary(values.length) {
+  override def writeInts(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+    var i = 0
+    while (i < n) { v.putInt(rowId + i, values(check(ids(i)))); i += 1 }
+  }
+  override def writeIntArray(ids: Array[Int], n: Int, dst: Array[Int], dstOff: Int): Unit = {
+    var i = 0
+    while (i < n) { dst(dstOff + i) = values(check(ids(i))); i += 1 }
+  }
+}
+
+/** INT64 dictionary. */
+final class LongDictionary(val values: Array[Long]) extends Dictionary(values.length) {
+  override def writeLongs(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+    var i = 0
+    while (i < n) { v.putLong(rowId + i, values(check(ids(i)))); i += 1 }
+  }
+  override def writeLongArray(ids: Array[Int], n: Int, dst: Array[Long], dstOff: Int): Unit = {
+    var i = 0
+    while (i < n) { dst(dstOff + i) = values(check(ids(i))); i += 1 }
+  }
+}
+
+/** FLOAT dictionary. */
+final class FloatDictionary(val values: Array[Float]) extends Dictionary(values.length) {
+  override def writeFloats(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+    var i = 0
+    while (i < n) { v.putFloat(rowId + i, values(check(ids(i)))); i += 1 }
+  }
+}
+
+/** DOUBLE dictionary. */
+final class DoubleDictionary(val values: Array[Double]) extends Dictionary(values.length) {
+  override def writeDoubles(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+    var i = 0
+    while (i < n) { v.putDouble(rowId + i, values(check(ids(i)))); i += 1 }
+  }
+}
+
+/** BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY dictionary: value `i` is `data[offsets(i), offsets(i + 1))`. */
+final class BinaryDictionary(val offsets: Array[Int], val data: Array[Byte]) extends Dictionary(offsets.length - 1) {
+  override def writeBinaries(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+    var i = 0
+    while (i < n) {
+      val id = check(ids(i))
+      val s = offsets(id)
+      v.putByteArray(rowId + i, data, s, offsets(id + 1) - s)
+      i += 1
+    }
+  }
+  override def writeBinaryValues(ids: Array[Int], n: Int, sink: BinarySink, rowId: Int): Unit = {
+    var i = 0
+    while (i < n) {
+      val id = check(ids(i))
+      val s = offsets(id)
+      sink.accept(rowId + i, data, s, offsets(id + 1) - s)
+      i += 1
+    }
+  }
+}
+
+object Dictionary {
+
+  /** Decodes `numValues` PLAIN values of `physicalType` from `bytes[offset, offset + length)`. */
+  def decodePlain(
+      physicalType: PrimitiveTypeName,
+      typeLength: Int,
+      numValues: Int,
+      bytes: Array[Byte],
+      offset: Int,
+      length: Int): Dictionary = {
+    if (numValues < 0) throw new DecodeException(s"dictionary has negative size $numValues")
+    def needFixed(width: Int): Unit =
+      if (numValues.toLong * width > length)
+        throw new DecodeException(s"dictionary page of $length bytes is too short for $numValues values of " +
+          s"$width bytes")
+    physicalType match {
+      case PrimitiveTypeName.INT32 =>
+        needFixed(4)
+        val a = new Array[Int](numValues)
+        var i = 0
+        while (i < numValues) { a(i) = LittleEndian.int32(bytes, offset + 4 * i); i += 1 }
+        new IntDictionary(a)
+      case PrimitiveTypeName.INT64 =>
+        needFixed(8)
+        val a = new Array[Long](numValues)
+        var i = 0
+        while (i < numValues) { a(i) = LittleEndian.int64(bytes, offset + 8 * i); i += 1 }
+        new LongDictionary(a)
+      case PrimitiveTypeName.FLOAT =>
+        needFixed(4)
+        val a = new Array[Float](numValues)
+        var i = 0
+        while (i < numValues) {
+          a(i) = java.lang.Float.intBitsToFloat(LittleEndian.int32(bytes, offset + 4 * i)); i += 1
+        }
+        new FloatDictionary(a)
+      case PrimitiveTypeName.DOUBLE =>
+        needFixed(8)
+        val a = new Array[Double](numValues)
+        var i = 0
+        while (i < numValues) {
+          a(i) = java.lang.Double.longBitsToDouble(LittleEndian.int64(bytes, offset + 8 * i)); i += 1
+        }
+        new DoubleDictionary(a)
+      case PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY =>
+        needFixed(typeLength)
+        val offsets = new Array[Int](numValues + 1)
+        var i = 0
+        while (i <= numValues) { offsets(i) = i * typeLength; i += 1 }
+        new BinaryDictionary(offsets, java.util.Arrays.copyOfRange(bytes, offset, offset + numValues * typeLength))
+      case PrimitiveTypeName.BINARY =>
+        val offsets = new Array[Int](numValues + 1)
+        val end = offset + length
+        // First pass: validate and measure; second: copy without length prefixes.
+        var p = offset
+        var i = 0
+        var total = 0L
+        while (i < numValues) {
+          if (end - p < 4) throw new DecodeException(s"dictionary page truncated at value $i of $numValues")
+          val len = LittleEndian.int32(bytes, p)
+          if (len < 0 || len > end - p - 4)
+            throw new DecodeException(s"dictionary value $i has invalid length $len")
+          total += len
+          p += 4 + len
+          i += 1
+        }
+        val data = new Array[Byte](total.toInt)
+        p = offset
+        i = 0
+        var o = 0
+        while (i < numValues) {
+          val len = LittleEndian.int32(bytes, p)
+          System.arraycopy(bytes, p + 4, data, o, len)
+          offsets(i) = o
+          o += len
+          p += 4 + len
+          i += 1
+        }
+        offsets(numValues) = o
+        new BinaryDictionary(offsets, data)
+      case other =>
+        throw new DecodeException(s"dictionary of physical type $other is not supported")
+    }
+  }
+}

@@ -1,0 +1,182 @@
+package lmspark.decode
+
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector
+
+/** The RLE / bit-packed hybrid encoding (without the optional 4-byte length prefix, which callers
+  * strip). Used for definition levels, dictionary ids and RLE booleans.
+  *
+  * State: the current run is either RLE (`runRemaining` copies of `rleValue`) or bit-packed
+  * (`packedCount` values at `packedStart`, `packedIndex` consumed so far). A bit-packed run is
+  * unpacked into `unpacked` only when a value of it is read; skips only move `packedIndex`.
+  * Invariants: `0 <= runRemaining`; `pos <= end`; each run header advances `pos`, so corrupt input
+  * ends in a [[DecodeException]], never a loop. */
+final class RleBitPackedDecoder extends LevelDecoder {
+  private[this] var bytes: Array[Byte] = _
+  private[this] var pos: Int = 0
+  private[this] var end: Int = 0
+  private[this] var bitWidth: Int = 0
+
+  private[this] var isRle: Boolean = true
+  private[this] var runRemaining: Int = 0
+  private[this] var rleValue: Int = 0
+  private[this] var packedStart: Int = 0
+  private[this] var packedIndex: Int = 0
+  private[this] var packedCount: Int = 0
+  private[this] var unpackedValid: Boolean = false
+  private[this] var unpacked: Array[Int] = new Array[Int](64)
+
+  /** Points the decoder at `bytes[offset, offset + length)` with values of `bitWidth` bits. */
+  def init(bytes: Array[Byte], offset: Int, length: Int, bitWidth: Int): Unit = {
+    if (bitWidth < 0 || bitWidth > 32) throw new DecodeException(s"invalid RLE/bit-packed bit width $bitWidth")
+    if (offset < 0 || length < 0 || offset.toLong + length > bytes.length)
+      throw new DecodeException(s"RLE/bit-packed data range [$offset, ${offset.toLong + length}) " +
+        s"outside buffer of ${bytes.length} bytes")
+    this.bytes = bytes
+    this.pos = offset
+    this.end = offset + length
+    this.bitWidth = bitWidth
+    this.runRemaining = 0
+    this.isRle = true
+    this.unpackedValid = false
+  }
+
+  /** Reads the next run header. */
+  private def nextRun(): Unit = {
+    if (pos >= end) throw new DecodeException("RLE/bit-packed data ended before all values were read")
+    var header = 0L
+    var shift = 0
+    var b = 0
+    while ({
+      if (pos >= end) throw new DecodeException("RLE/bit-packed run header truncated")
+      if (shift > 28) throw new DecodeException("RLE/bit-packed run header varint too long")
+      b = bytes(pos) & 0xff
+      pos += 1
+      header |= (b & 0x7fL) << shift
+      shift += 7
+      (b & 0x80) != 0
+    }) ()
+    if ((header & 1) == 0) {
+      val count = header >>> 1
+      val width = (bitWidth + 7) >>> 3
+      if (pos + width > end) throw new DecodeException("RLE run value truncated")
+      var v = 0
+      var i = 0
+      while (i < width) { v |= (bytes(pos + i) & 0xff) << (8 * i); i += 1 }
+      pos += width
+      isRle = true
+      rleValue = v
+      runRemaining = math.min(count, Int.MaxValue.toLong).toInt
+    } else {
+      val groups = header >>> 1
+      val wanted = groups * 8
+      val avail = end - pos
+      // The last bit-packed run may be cut short by a writer; never read past `end`.
+      val count =
+        if (bitWidth == 0) math.min(wanted, Int.MaxValue.toLong)
+        else math.min(wanted, avail.toLong * 8 / bitWidth)
+      val byteLen = math.min(groups * bitWidth, avail.toLong).toInt
+      isRle = false
+      packedStart = pos
+      packedIndex = 0
+      packedCount = count.toInt
+      runRemaining = count.toInt
+      unpackedValid = false
+      pos += byteLen
+    }
+  }
+
+  private def ensureUnpacked(): Unit = if (!unpackedValid) {
+    val n = packedCount
+    if (unpacked.length < n) unpacked = new Array[Int](math.max(n, unpacked.length * 2))
+    val out = unpacked
+    val bw = bitWidth
+    if (bw == 0) java.util.Arrays.fill(out, 0, n, 0)
+    else {
+      val mask = if (bw == 32) 0xffffffffL else (1L << bw) - 1
+      var acc = 0L
+      var accBits = 0
+      var p = packedStart
+      var i = 0
+      val b = bytes
+      while (i < n) {
+        while (accBits < bw) {
+          acc |= (b(p) & 0xffL) << accBits
+          p += 1
+          accBits += 8
+        }
+        out(i) = (acc & mask).toInt
+        acc >>>= bw
+        accBits -= bw
+        i += 1
+      }
+    }
+    unpackedValid = true
+  }
+
+  override def readInts(n: Int, dst: Array[Int], dstOff: Int): Unit = {
+    var done = 0
+    while (done < n) {
+      if (runRemaining == 0) nextRun()
+      val k = math.min(n - done, runRemaining)
+      if (isRle) java.util.Arrays.fill(dst, dstOff + done, dstOff + done + k, rleValue)
+      else {
+        ensureUnpacked()
+        System.arraycopy(unpacked, packedIndex, dst, dstOff + done, k)
+        packedIndex += k
+      }
+      runRemaining -= k
+      done += k
+    }
+  }
+
+  /** Booleans (bit width 1) straight into a vector; RLE runs become one `putBooleans`. */
+  def readBooleans(n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+    var done = 0
+    while (done < n) {
+      if (runRemaining == 0) nextRun()
+      val k = math.min(n - done, runRemaining)
+      if (isRle) v.putBooleans(rowId + done, k, rleValue != 0)
+      else {
+        ensureUnpacked()
+        val u = unpacked
+        var i = 0
+        while (i < k) { v.putBoolean(rowId + done + i, u(packedIndex + i) != 0); i += 1 }
+        packedIndex += k
+      }
+      runRemaining -= k
+      done += k
+    }
+  }
+
+  override def skipCounting(n: Int, value: Int): Int = {
+    var done = 0
+    var count = 0
+    while (done < n) {
+      if (runRemaining == 0) nextRun()
+      val k = math.min(n - done, runRemaining)
+      if (isRle) { if (rleValue == value) count += k }
+      else {
+        ensureUnpacked()
+        val u = unpacked
+        var i = packedIndex
+        val e = packedIndex + k
+        while (i < e) { if (u(i) == value) count += 1; i += 1 }
+        packedIndex += k
+      }
+      runRemaining -= k
+      done += k
+    }
+    count
+  }
+
+  override def skip(n: Int): Unit = {
+    var done = 0
+    while (done < n) {
+      if (runRemaining == 0) nextRun()
+      val k = math.min(n - done, runRemaining)
+      if (!isRle) packedIndex += k
+      runRemaining -= k
+      done += k
+    }
+  }
+}

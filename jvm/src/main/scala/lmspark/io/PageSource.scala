@@ -1,0 +1,290 @@
+package lmspark.io
+
+import java.io.{EOFException, InputStream}
+
+import scala.util.control.NonFatal
+
+import org.apache.parquet.bytes.BytesInput
+import org.apache.parquet.column.ColumnDescriptor
+import org.apache.parquet.compression.CompressionCodecFactory
+import org.apache.parquet.compression.CompressionCodecFactory.BytesInputDecompressor
+import org.apache.parquet.format.{PageHeader, PageType, Util}
+import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, CompressionCodecName}
+import org.apache.parquet.io.SeekableInputStream
+
+import lmspark.column.ParquetDecodeException
+
+/** Reads the pages of one column chunk. Owns the chunk bytes and decompression.
+  *
+  * The chunk's bytes live in one heap array `bytes[base, limit)`; pages are cut from it in order.
+  * Protocol: [[nextPage]] parses the next page header (INDEX_PAGEs are passed over) and then exactly
+  * one of [[readDictionaryPage]], [[readDataPage]] or [[skipPage]] consumes that page. Skipping never
+  * decompresses. `pagesRead` counts pages whose data was handed out (decompressed); `bytesRead`
+  * counts bytes read from the file.
+  *
+  * Invariants: `base <= pos <= limit`; a header is "current" between `nextPage() == true` and the
+  * call that consumes it. Not thread-safe. */
+final class PageSource private (
+    bytes: Array[Byte],
+    base: Int,
+    limit: Int,
+    val context: ChunkContext,
+    val codec: CompressionCodecName,
+    decompressor: BytesInputDecompressor,
+    fileBytesRead: Long) {
+
+  private[this] var pos: Int = base
+  private[this] var header: PageHeader = _
+  private[this] var dataStart: Int = -1 // start of the current page's (compressed) data, -1 if none
+  private[this] var pages: Int = 0
+  private[this] var decompressedBytes: Long = 0L
+  private[this] val headerStream = new HeaderStream
+
+  /** Pages whose data was read (decompressed) so far, dictionary page included. */
+  def pagesRead: Int = pages
+
+  /** Bytes read from the file for this chunk. */
+  def bytesRead: Long = fileBytesRead
+
+  /** Decompressed bytes produced so far. */
+  def bytesDecompressed: Long = decompressedBytes
+
+  /** Parses the next page header, passing over index pages. False at the end of the chunk. */
+  def nextPage(): Boolean = {
+    if (dataStart >= 0) skipPage()
+    while (pos < limit) {
+      val h = parseHeader()
+      if (h.getType == PageType.INDEX_PAGE) {
+        pos = dataStart + h.compressed_page_size
+        dataStart = -1
+      } else {
+        header = h
+        return true
+      }
+    }
+    header = null
+    false
+  }
+
+  /** The current page header (after `nextPage() == true`). */
+  def currentHeader: PageHeader = { requireHeader(); header }
+
+  /** The current page's type. */
+  def currentPageType: PageType = { requireHeader(); header.getType }
+
+  /** Rows in the current data page, from its header alone (v1: num_values, valid for flat columns;
+    * v2: num_rows). */
+  def currentPageRows: Int = {
+    requireHeader()
+    header.getType match {
+      case PageType.DATA_PAGE =>
+        val n = header.data_page_header.num_values
+        if (n < 0) throw context.error(s"data page has negative num_values $n")
+        n
+      case PageType.DATA_PAGE_V2 =>
+        val n = header.data_page_header_v2.num_rows
+        if (n < 0) throw context.error(s"data page v2 has negative num_rows $n")
+        n
+      case t => throw context.error(s"page of type $t has no rows")
+    }
+  }
+
+  /** Consumes the current page without decompressing it. */
+  def skipPage(): Unit = {
+    requireHeader()
+    pos = dataStart + header.compressed_page_size
+    dataStart = -1
+  }
+
+  /** Decompresses and returns the current page, which must be a dictionary page. */
+  def readDictionaryPage(): DictionaryPage = {
+    requireHeader()
+    if (header.getType != PageType.DICTIONARY_PAGE)
+      throw context.error(s"expected a dictionary page, found ${header.getType}")
+    val dh = header.dictionary_page_header
+    if (dh == null) throw context.error("dictionary page without dictionary_page_header")
+    if (dh.num_values < 0) throw context.error(s"dictionary page has negative num_values ${dh.num_values}")
+    val out = decompress(dataStart, header.compressed_page_size, header.uncompressed_page_size)
+    val page = new DictionaryPage(dh.num_values, dh.encoding, out, outOffset, outLength)
+    consumed()
+    page
+  }
+
+  /** Decompresses and returns the current page, which must be a data page (v1 or v2). */
+  def readDataPage(): DataPage = {
+    requireHeader()
+    val page = header.getType match {
+      case PageType.DATA_PAGE =>
+        val dh = header.data_page_header
+        if (dh == null) throw context.error("data page without data_page_header")
+        if (dh.num_values < 0) throw context.error(s"data page has negative num_values ${dh.num_values}")
+        val out = decompress(dataStart, header.compressed_page_size, header.uncompressed_page_size)
+        new DataPageV1(dh.num_values, dh.encoding, dh.definition_level_encoding, dh.repetition_level_encoding,
+          out, outOffset, outLength)
+      case PageType.DATA_PAGE_V2 =>
+        val dh = header.data_page_header_v2
+        if (dh == null) throw context.error("data page v2 without data_page_header_v2")
+        if (dh.num_values < 0 || dh.num_rows < 0 || dh.num_nulls < 0)
+          throw context.error(s"data page v2 has negative counts (num_values ${dh.num_values}, " +
+            s"num_rows ${dh.num_rows}, num_nulls ${dh.num_nulls})")
+        val rl = dh.repetition_levels_byte_length
+        val dl = dh.definition_levels_byte_length
+        val levels = rl.toLong + dl
+        if (rl < 0 || dl < 0 || levels > header.compressed_page_size || levels > header.uncompressed_page_size)
+          throw context.error(s"data page v2 has invalid level lengths (repetition $rl, definition $dl, " +
+            s"page ${header.compressed_page_size} bytes)")
+        val compressedValues = header.compressed_page_size - levels.toInt
+        val uncompressedValues = header.uncompressed_page_size - levels.toInt
+        val valueStart = dataStart + levels.toInt
+        val out =
+          if (dh.is_compressed) decompress(valueStart, compressedValues, uncompressedValues)
+          else {
+            outOffset = valueStart; outLength = compressedValues; bytes
+          }
+        new DataPageV2(dh.num_values, dh.num_nulls, dh.num_rows, dh.encoding, bytes, dataStart, rl, dl,
+          out, outOffset, outLength)
+      case t => throw context.error(s"expected a data page, found $t")
+    }
+    consumed()
+    page
+  }
+
+  /** Drops the current page. The decompressor belongs to the codec factory and is not released. */
+  def close(): Unit = { header = null; dataStart = -1 }
+
+  // ---- internals ----
+
+  private[this] var outOffset: Int = 0
+  private[this] var outLength: Int = 0
+
+  private def requireHeader(): Unit =
+    if (header == null || dataStart < 0) throw new IllegalStateException(s"no current page ($context)")
+
+  private def consumed(): Unit = {
+    pos = dataStart + header.compressed_page_size
+    dataStart = -1
+    pages += 1
+  }
+
+  private def parseHeader(): PageHeader = {
+    val at = pos
+    headerStream.reset(at)
+    val h =
+      try Util.readPageHeader(headerStream)
+      catch {
+        case NonFatal(e) =>
+          throw context.error(s"cannot read page header at chunk offset ${at - base} of ${limit - base} " +
+            s"(corrupt or truncated chunk): ${e.getMessage}", e)
+      }
+    val start = headerStream.position
+    if (h.getType == null) throw context.error(s"page header at chunk offset ${at - base} has no page type")
+    val missing = h.getType match {
+      case PageType.DATA_PAGE => h.data_page_header == null
+      case PageType.DATA_PAGE_V2 => h.data_page_header_v2 == null
+      case PageType.DICTIONARY_PAGE => h.dictionary_page_header == null
+      case _ => false
+    }
+    if (missing) throw context.error(s"${h.getType} header at chunk offset ${at - base} lacks its type-specific header")
+    if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0)
+      throw context.error(s"page header at chunk offset ${at - base} has negative sizes " +
+        s"(compressed ${h.compressed_page_size}, uncompressed ${h.uncompressed_page_size})")
+    if (h.compressed_page_size.toLong > limit - start)
+      throw context.error(s"page at chunk offset ${at - base} needs ${h.compressed_page_size} bytes but " +
+        s"only ${limit - start} remain in the chunk (truncated chunk?)")
+    pos = start
+    dataStart = start
+    h
+  }
+
+  /** Decompresses `len` bytes at `off` into `uncompressedSize` bytes; sets outOffset/outLength. */
+  private def decompress(off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
+    if (codec == CompressionCodecName.UNCOMPRESSED || decompressor == null) {
+      outOffset = off; outLength = len
+      decompressedBytes += len
+      bytes
+    } else {
+      val out =
+        try decompressor.decompress(BytesInput.from(bytes, off, len), uncompressedSize).toByteArray
+        catch {
+          case e: ParquetDecodeException => throw e
+          case NonFatal(e) =>
+            throw context.error(s"cannot decompress $codec page of $len bytes to $uncompressedSize bytes: " +
+              s"${e.getMessage}", e)
+        }
+      if (out.length != uncompressedSize)
+        throw context.error(s"$codec page decompressed to ${out.length} bytes, header says $uncompressedSize")
+      outOffset = 0; outLength = out.length
+      decompressedBytes += out.length
+      out
+    }
+  }
+
+  /** An InputStream over `bytes[pos, limit)` that reports how far the thrift parser read. */
+  private final class HeaderStream extends InputStream {
+    private[this] var p = 0
+    def reset(at: Int): Unit = p = at
+    def position: Int = p
+    override def read(): Int = if (p < limit) { val b = bytes(p) & 0xff; p += 1; b } else -1
+    override def read(b: Array[Byte], off: Int, len: Int): Int = {
+      if (len == 0) return 0
+      val n = math.min(len, limit - p)
+      if (n <= 0) return -1
+      System.arraycopy(bytes, p, b, off, n)
+      p += n
+      n
+    }
+    override def available(): Int = limit - p
+  }
+}
+
+object PageSource {
+
+  /** Reads the whole chunk [start, start+totalSize) from `in` (start = dictionary page offset if
+    * the chunk has one and it is > 0, else first data page offset, i.e.
+    * `ColumnChunkMetaData.getStartingPos`) and returns a page source over it. Counts bytes read. */
+  def forChunk(
+      in: SeekableInputStream,
+      chunk: ColumnChunkMetaData,
+      descriptor: ColumnDescriptor,
+      codecs: CompressionCodecFactory,
+      filePath: String): PageSource = {
+    val context = new ChunkContext(filePath, descriptor.getPath.mkString("."), chunk.getRowGroupOrdinal)
+    val start = chunk.getStartingPos
+    val size = chunk.getTotalSize
+    if (start < 0 || size < 0 || size > Int.MaxValue - 16)
+      throw context.error(s"invalid column chunk range: start $start, size $size")
+    val buf = new Array[Byte](size.toInt)
+    try {
+      in.seek(start)
+      in.readFully(buf)
+    } catch {
+      case e: EOFException =>
+        throw context.error(s"file ends inside column chunk [$start, ${start + size}) (truncated file?)", e)
+      case NonFatal(e) =>
+        throw context.error(s"cannot read column chunk [$start, ${start + size}): ${e.getMessage}", e)
+    }
+    val codec = chunk.getCodec
+    val decompressor =
+      if (codec == CompressionCodecName.UNCOMPRESSED) null
+      else {
+        val d = try codecs.getDecompressor(codec) catch {
+          case NonFatal(e) => throw context.error(s"no decompressor for codec $codec: ${e.getMessage}", e)
+        }
+        if (d == null) throw context.error(s"no decompressor for codec $codec")
+        d
+      }
+    new PageSource(buf, 0, buf.length, context, codec, decompressor, size)
+  }
+
+  /** A page source over chunk bytes already in memory (tests, and future range-based reads). */
+  def fromBytes(
+      bytes: Array[Byte],
+      offset: Int,
+      length: Int,
+      context: ChunkContext,
+      codec: CompressionCodecName,
+      codecs: CompressionCodecFactory): PageSource = {
+    val decompressor = if (codec == CompressionCodecName.UNCOMPRESSED) null else codecs.getDecompressor(codec)
+    new PageSource(bytes, offset, offset + length, context, codec, decompressor, length.toLong)
+  }
+}

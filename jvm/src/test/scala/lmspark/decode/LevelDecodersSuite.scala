@@ -1,0 +1,120 @@
+package lmspark.decode
+
+import scala.util.Random
+
+import org.apache.parquet.bytes.HeapByteBufferAllocator
+import org.apache.parquet.column.values.bitpacking.BitPackingValuesWriter
+import org.apache.parquet.column.values.rle.RunLengthBitPackingHybridEncoder
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The RLE / bit-packed hybrid and legacy BIT_PACKED decoders against parquet-java's encoders, with
+  * seeded interleavings of reads, skips and counting skips. */
+class LevelDecodersSuite extends AnyFunSuite {
+
+  private val alloc = HeapByteBufferAllocator.getInstance
+
+  /** Values with long runs and noisy stretches, so both RLE and bit-packed runs appear. */
+  private def values(r: Random, n: Int, bitWidth: Int): Array[Int] = {
+    val max = if (bitWidth == 0) 0L else (1L << bitWidth) - 1
+    def any(): Int = if (max == 0) 0 else (r.nextLong() & max).toInt
+    val out = new Array[Int](n)
+    var i = 0
+    while (i < n) {
+      val len = math.min(n - i, 1 + r.nextInt(if (r.nextBoolean()) 40 else 3))
+      if (r.nextBoolean()) { val v = any(); for (j <- 0 until len) out(i + j) = v }
+      else for (j <- 0 until len) out(i + j) = any()
+      i += len
+    }
+    out
+  }
+
+  private def exercise(dec: LevelDecoder, expected: Array[Int], r: Random): Unit = {
+    var pos = 0
+    val buf = new Array[Int](300)
+    while (pos < expected.length) {
+      val k = math.min(expected.length - pos, r.nextInt(4) match { case 0 => 1; case 1 => r.nextInt(300); case _ => r.nextInt(40) })
+      r.nextInt(3) match {
+        case 0 =>
+          dec.readInts(k, buf, 0)
+          for (i <- 0 until k) assert(buf(i) == expected(pos + i), s"value ${pos + i}")
+        case 1 => dec.skip(k)
+        case _ =>
+          val target = expected(pos)
+          assert(dec.skipCounting(k, target) == (pos until pos + k).count(expected(_) == target))
+      }
+      pos += k
+    }
+  }
+
+  test("RLE / bit-packed hybrid, every bit width") {
+    val r = new Random(1)
+    for (bitWidth <- 0 to 32; trial <- 0 until 5) {
+      val n = 1 + r.nextInt(3000)
+      val vs = values(r, n, bitWidth)
+      val enc = new RunLengthBitPackingHybridEncoder(bitWidth, 64, 1 << 20, alloc)
+      vs.foreach(v => enc.writeInt(v))
+      val bytes = enc.toBytes.toByteArray
+      val padded = new Array[Byte](bytes.length + 7)
+      System.arraycopy(bytes, 0, padded, 3, bytes.length)
+      val dec = new RleBitPackedDecoder
+      dec.init(padded, 3, bytes.length, bitWidth)
+      exercise(dec, vs, r)
+      if (bitWidth > 0) {
+        // Everything consumed: one more value is an error, not garbage.
+        assertThrows[DecodeException](dec.readInts(9, new Array[Int](9), 0))
+      }
+    }
+  }
+
+  test("RLE booleans straight into a vector") {
+    import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
+    import org.apache.spark.sql.types.BooleanType
+    val r = new Random(2)
+    val vs = values(r, 5000, 1)
+    val enc = new RunLengthBitPackingHybridEncoder(1, 64, 1 << 20, alloc)
+    vs.foreach(v => enc.writeInt(v))
+    val rle = enc.toBytes.toByteArray
+    val bytes = new Array[Byte](rle.length + 4)
+    bytes(0) = (rle.length & 0xff).toByte; bytes(1) = ((rle.length >> 8) & 0xff).toByte
+    System.arraycopy(rle, 0, bytes, 4, rle.length)
+    val dec = new RleBooleanDecoder
+    dec.init(bytes, 0, bytes.length, vs.length)
+    val v = new OnHeapColumnVector(vs.length, BooleanType)
+    dec.skip(10)
+    dec.readBooleans(vs.length - 10, v, 0)
+    for (i <- 10 until vs.length) assert(v.getBoolean(i - 10) == (vs(i) == 1), s"row $i")
+    v.close()
+  }
+
+  test("legacy BIT_PACKED levels") {
+    val r = new Random(3)
+    for (bound <- Seq(1, 3, 7, 100); trial <- 0 until 5) {
+      val bitWidth = 32 - Integer.numberOfLeadingZeros(bound)
+      val n = 1 + r.nextInt(2000)
+      val vs = Array.fill(n)(r.nextInt(bound + 1))
+      val w = new BitPackingValuesWriter(bound, 64, 1 << 20, alloc)
+      vs.foreach(v => w.writeInteger(v))
+      val bytes = w.getBytes.toByteArray
+      val dec = new LegacyBitPackedLevelDecoder
+      dec.init(bytes, 0, bytes.length, bitWidth)
+      exercise(dec, vs, r)
+    }
+  }
+
+  test("malformed RLE input fails cleanly") {
+    val dec = new RleBitPackedDecoder
+    // A varint run header that never ends.
+    dec.init(Array.fill[Byte](10)(0xff.toByte), 0, 10, 3)
+    assertThrows[DecodeException](dec.readInts(1, new Array[Int](1), 0))
+    // An RLE run whose value bytes are missing.
+    dec.init(Array[Byte](0x10), 0, 1, 16)
+    assertThrows[DecodeException](dec.readInts(1, new Array[Int](1), 0))
+    // A bit-packed run header claiming far more groups than there are bytes: only what exists is read.
+    dec.init(Array[Byte](0x7f, 0x01), 0, 2, 1)
+    val out = new Array[Int](8)
+    dec.readInts(8, out, 0)
+    assert(out.sameElements(Array(1, 0, 0, 0, 0, 0, 0, 0)))
+    assertThrows[DecodeException](dec.readInts(1, out, 0))
+    assertThrows[DecodeException](dec.init(new Array[Byte](4), 0, 4, 33))
+  }
+}
