@@ -41,7 +41,8 @@ LM_NODE = "LmParquetScan"
 SPARK_NODE = "FileScan parquet"
 ENABLED_KEY = getattr(getattr(lmspark, "conf", None), "ENABLED", "spark.lmspark.enabled")
 BATCH_SIZE_KEY = getattr(getattr(lmspark, "conf", None), "BATCH_SIZE", "spark.lmspark.batchSize")
-FALLBACK_RE = re.compile(r"lmspark fallback: ([^\]\n]*)\]")
+#: ``Format: Parquet [lmspark fallback: <reasons>]``; the value ends the metadata entry.
+FALLBACK_RE = re.compile(r"lmspark fallback: (.*?)\](?=,\s|\s*$)", re.M)
 EXTENDED_SECTION = "== Extended Information (lmspark) =="
 
 #: The configuration of the reference run: vanilla Spark, no Parquet filter pushdown.
@@ -68,6 +69,8 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.default.parallelism", "4")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+        # plan strings abbreviate metadata values (Format included) beyond this length
+        .config("spark.sql.maxMetadataStringLength", "2000")
         .config("spark.sql.warehouse.dir", str(Path(os.environ.get("TMPDIR", "/tmp")) / "lmspark-pytest-warehouse"))
     )
     session = enable_lm(builder).getOrCreate()
@@ -135,8 +138,13 @@ def explain_string(df: DataFrame, mode: str = "extended") -> str:
 
 
 def fallback_reasons(plan: str) -> list[str]:
-    """Every ``lmspark fallback: <reason>`` in a plan string."""
-    return [m.group(1).strip() for m in FALLBACK_RE.finditer(plan)]
+    """Every ``lmspark fallback: <reason>`` in a plan string (an abbreviated one loses its
+    trailing ``...``)."""
+    out = []
+    for m in FALLBACK_RE.finditer(plan):
+        reason = m.group(1).strip()
+        out.append(reason[:-3].rstrip() if reason.endswith("...") else reason)
+    return out
 
 
 def assert_clean_fallback(plan: str) -> list[str]:

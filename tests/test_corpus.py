@@ -6,7 +6,9 @@ For each file (one test id per file):
    clean fallback with a non-empty reason;
  - vanilla Spark cannot read it (encrypted, corrupt, malformed, unsupported type) -> lmspark must
    fail too (any message), and the JVM must still answer afterwards; the test is then recorded as
-   skipped with vanilla's reason;
+   skipped with vanilla's reason. Should lmspark read it anyway, its answer must equal that of
+   Spark's row-based reader (also recorded as skipped, with that note), and with no Spark reader
+   able to read the file, an lmspark answer fails the test;
  - nested schemas (struct/array/map) are out of scope for now: they are still run, to check that
    lmspark falls back cleanly with the same answer, then recorded as skipped.
 
@@ -92,6 +94,40 @@ def _jvm_alive(spark) -> None:
     assert spark.range(3).count() == 3, "the Spark session no longer answers"
 
 
+def _vanilla_fails(spark, path: Path, reason: str) -> None:
+    """Vanilla Spark cannot read the file: lmspark must fail cleanly too. If lmspark reads it
+    anyway, its answer must be what Spark's row-based (parquet-mr) reader gives; with no Spark
+    reader able to read it, an lmspark answer is an error."""
+    p, note = str(path), _note(path)
+    try:
+        lm = {name: run_query(spark, make(p), LM_CONF) for name, make in QUERIES.items()}
+    except Exception:  # noqa: BLE001 - any failure will do, as long as it is clean
+        _jvm_alive(spark)
+        pytest.skip(f"{path.relative_to(DATA)}: vanilla Spark cannot read it ({reason}); lmspark fails as well")
+    _jvm_alive(spark)
+    try:
+        rows_ref = {name: run_query(spark, make(p), {**REFERENCE_CONF, **ROW_READER}) for name, make in QUERIES.items()}
+    except Exception as e:  # noqa: BLE001
+        pytest.fail(
+            f"vanilla Spark fails ({reason}), and so does its row-based reader ({_first_line(e)}), "
+            f"but lmspark returned a result ({lm_status(lm['select *'][1])}){note}"
+        )
+    for name in QUERIES:
+        lm_rows, lm_plan, _ = lm[name]
+        ref_rows, _, _ = rows_ref[name]
+        assert lm_rows == ref_rows, (
+            f"{name}: vanilla Spark's vectorized reader fails ({reason}); lmspark's result differs from "
+            f"Spark's row-based reader{note}\n" + describe_difference(lm_rows, ref_rows) + f"\nlmspark plan:\n{lm_plan}"
+        )
+    pytest.skip(
+        f"{path.relative_to(DATA)}: vanilla Spark's vectorized reader fails ({reason}); lmspark reads it "
+        f"({lm_status(lm['select *'][1])}) and matches Spark's row-based reader"
+    )
+
+
+#: Spark's other Parquet reader, the reference when the vectorized one cannot read a file.
+ROW_READER = {"spark.sql.parquet.enableVectorizedReader": "false"}
+
 QUERIES = {
     "select *": lambda p: (lambda s: s.read.parquet(p)),
     "count(*)": lambda p: (lambda s: s.read.parquet(p).groupBy().count()),
@@ -110,15 +146,8 @@ def test_corpus_file(spark, path: Path):
         ref = {name: run_query(spark, make(p), REFERENCE_CONF) for name, make in QUERIES.items()}
         schema = spark.read.parquet(p).schema
     except Exception as ref_error:  # noqa: BLE001 - vanilla's failure is the expectation here
-        reason = _first_line(ref_error)
-        try:
-            for make in QUERIES.values():
-                run_query(spark, make(p), LM_CONF)
-        except Exception:  # noqa: BLE001 - any failure will do, as long as it is clean
-            _jvm_alive(spark)
-            pytest.skip(f"{path.name}: vanilla Spark cannot read it ({reason}); lmspark fails as well")
-        _jvm_alive(spark)
-        pytest.fail(f"vanilla Spark fails ({reason}) but lmspark returned a result{note}")
+        _vanilla_fails(spark, path, _first_line(ref_error))
+        return
 
     nested = any(_is_nested(f.dataType) for f in schema.fields)
 
@@ -142,7 +171,7 @@ def test_corpus_file(spark, path: Path):
         statuses.append(f"{name}: {lm_status(lm_plan)}")
 
     if nested:
-        pytest.skip(f"{path.name}: nested: out of scope for now (checked: same answer; " + "; ".join(statuses) + ")")
+        pytest.skip(f"{path.relative_to(DATA)}: nested: out of scope for now (checked: same answer; " + "; ".join(statuses) + ")")
     print("; ".join(statuses))
 
 
