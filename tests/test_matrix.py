@@ -428,3 +428,110 @@ def test_decimals_served_or_declined(spark, other_types):
     )
     if LM_NODE not in plan:
         assert any("dec" in r.lower() for r in fallback_reasons(plan)), plan
+
+
+# --------------------------------------------------------------------------------------------
+# Filters: lmspark with Parquet pushdown on (row-group and page pruning) against the data itself
+# --------------------------------------------------------------------------------------------
+
+FILTERS = [
+    "c_double = 0.0",  # must match -0.0 as well: stats pruning on signed zeros
+    "c_float = -0.0",
+    "c_double > 0",
+    "c_float < 0",
+    "isnan(c_double)",
+    "c_double = double('NaN')",
+    "c_float > float('-inf') AND c_float < float('inf')",
+    "c_double >= 1.0E300",
+    "c_int = 2147483647 OR c_int = -2147483648",
+    "c_long < -9223372036854775000",
+    "c_int IN (0, 1, -1, 42)",
+    "c_int BETWEEN -1000 AND 1000",
+    "NOT (c_int > 5)",
+    "c_int <=> NULL",
+    "c_int IS NULL AND c_long IS NOT NULL",
+    "c_bool",
+    "NOT c_bool",
+    "c_bool IS NULL",
+    "c_string = ''",
+    "c_string IN ('a', 'A', '😀', 'null')",
+    "c_string LIKE 'a%'",
+    "c_string > 'zzz'",
+    "c_string < ' '",
+    "c_string = 'e\u0301'",
+    "length(c_string) > 100",
+    "c_binary = X''",
+    "c_binary IS NOT NULL AND length(c_binary) = 0",
+    "c_date = DATE'9999-12-31'",
+    "c_date < DATE'1600-01-01'",
+    "c_date >= DATE'1970-01-01' AND c_date < DATE'1971-01-01'",
+    "c_ts_us = TIMESTAMP'1970-01-01 00:00:00'",
+    "c_ts_us < TIMESTAMP'1902-01-01 00:00:00'",
+    "c_ts_ms > TIMESTAMP'9990-01-01 00:00:00'",
+    "c_ntz_us = TIMESTAMP_NTZ'1969-12-31 23:59:59.999999'",
+    "c_ntz_ms <= TIMESTAMP_NTZ'1950-01-01 00:00:00'",
+    "c_int > 0 OR c_string IS NULL",
+    "c_long % 7 = 3",
+]
+
+
+@pytest.fixture(scope="module")
+def filter_folder(matrix, tmp_path_factory) -> Path:
+    """Files from two matrix folders (page indexes on and off) in one table."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("filters")
+    for cell in (("zstd", "2.0"), ("snappy", "1.0")):
+        for f in matrix[cell].glob("*.parquet"):
+            shutil.copy(f, root / f"{cell[0]}-{cell[1]}-{f.name}")
+    return root
+
+
+@pytest.mark.parametrize("predicate", FILTERS)
+def test_filter(spark, filter_folder, predicate):
+    p = str(filter_folder)
+    assert_same_answer_and_lm_used(spark, lambda s: s.read.parquet(p).where(predicate).select("c_int", "c_long", "c_double", "c_string", "c_date"))
+
+
+# --------------------------------------------------------------------------------------------
+# Read options that change how Parquet types map to Spark types
+# --------------------------------------------------------------------------------------------
+
+READ_CONFS = {
+    "binaryAsString": {"spark.sql.parquet.binaryAsString": "true"},
+    "no_ntz_inference": {"spark.sql.parquet.inferTimestampNTZ.enabled": "false"},
+    "case_sensitive": {"spark.sql.caseSensitive": "true"},
+    "offheap_vectors": {"spark.sql.columnVector.offheap.enabled": "true"},
+    "no_codegen_batch_limit": {"spark.sql.codegen.maxFields": "5"},
+    "small_spark_batch": {"spark.sql.parquet.columnarReaderBatchSize": "13"},
+}
+
+
+@pytest.mark.parametrize("name", list(READ_CONFS))
+def test_read_confs(spark, matrix, name):
+    folder = str(matrix[("snappy", "2.0")])
+    _same_outcome(spark, lambda s: s.read.parquet(folder), common_conf=READ_CONFS[name])
+    _same_outcome(spark, lambda s: s.read.parquet(folder).where("c_int > 0").select("c_binary", "c_ntz_ms"), common_conf=READ_CONFS[name])
+
+
+READ_SCHEMAS = {
+    "int_as_long": "c_int long",
+    "int_as_double": "c_int double",
+    "int_as_decimal": "c_int decimal(20, 0)",
+    "float_as_double": "c_float double",
+    "date_as_ntz": "c_date timestamp_ntz",
+    "long_as_int": "c_long int",
+    "int_as_string": "c_int string",
+    "string_as_binary": "c_string binary",
+    "binary_as_string": "c_binary string",
+    "ntz_as_ltz": "c_ntz_us timestamp",
+    "ltz_as_ntz": "c_ts_us timestamp_ntz",
+    "renamed_case": "C_INT int, c_String string",
+}
+
+
+@pytest.mark.parametrize("name", list(READ_SCHEMAS))
+def test_read_schema(spark, matrix, name):
+    """A user schema that differs from the file's: same answer as Spark, or both fail."""
+    folder = str(matrix[("gzip", "2.0")])
+    _same_outcome(spark, lambda s: s.read.schema(READ_SCHEMAS[name]).parquet(folder))
