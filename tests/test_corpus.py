@@ -128,9 +128,19 @@ def _vanilla_fails(spark, path: Path, reason: str) -> None:
 #: Spark's other Parquet reader, the reference when the vectorized one cannot read a file.
 ROW_READER = {"spark.sql.parquet.enableVectorizedReader": "false"}
 
+def _reversed(df):
+    return df.select(*[f"`{c}`" for c in reversed(df.columns)])
+
+
+def _first_not_null(df):
+    return df.where(df[f"`{df.columns[0]}`"].isNotNull()) if df.columns else df
+
+
 QUERIES = {
     "select *": lambda p: (lambda s: s.read.parquet(p)),
     "count(*)": lambda p: (lambda s: s.read.parquet(p).groupBy().count()),
+    "columns reversed": lambda p: (lambda s: _reversed(s.read.parquet(p))),
+    "first column not null": lambda p: (lambda s: _first_not_null(s.read.parquet(p))),
 }
 
 
