@@ -18,6 +18,7 @@ import pytest
 
 import datagen
 from conftest import (
+    conf,
     BATCH_SIZE_KEY,
     LM_NODE,
     assert_same_answer,
@@ -535,3 +536,41 @@ def test_read_schema(spark, matrix, name):
     """A user schema that differs from the file's: same answer as Spark, or both fail."""
     folder = str(matrix[("gzip", "2.0")])
     _same_outcome(spark, lambda s: s.read.schema(READ_SCHEMAS[name]).parquet(folder))
+
+
+def test_dynamic_partition_pruning(spark, partitioned, tmp_path):
+    """A partitioned fact table joined to a filtered dimension: the scan gets a dynamic partition
+    filter at run time; same answer, and lmspark serves the fact scan."""
+    dim = tmp_path / "dim"
+    spark.createDataFrame([(1, "one"), (2, "two"), (3, "three")], "k int, label string").write.parquet(str(dim))
+    sql = (
+        f"SELECT d.label, f.s, count(*), sum(f.c_long % 100) FROM parquet.`{partitioned}` f "
+        f"JOIN parquet.`{dim}` d ON f.k = d.k WHERE d.label = 'two' GROUP BY d.label, f.s"
+    )
+    common = {
+        "spark.sql.optimizer.dynamicPartitionPruning.enabled": "true",
+        "spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly": "false",
+        "spark.sql.autoBroadcastJoinThreshold": "-1",
+    }
+    for aqe in ("true", "false"):
+        plan = assert_same_answer_and_lm_used(spark, sql, common_conf={**common, "spark.sql.adaptive.enabled": aqe})
+        assert "dynamicpruning" in plan.lower(), plan
+
+
+def test_ignore_missing_files(spark, tmp_path):
+    """A file deleted between listing and reading: with ignoreMissingFiles lmspark skips it as
+    Spark does; without, both fail."""
+    folder = tmp_path / "missing"
+    for i in range(3):
+        datagen.write(datagen.make_table(datagen.SUPPORTED_COLUMNS, 500, 900 + i, "some"), folder / f"f{i}.parquet")
+    with conf(spark, LM_CONF):
+        listed = spark.read.parquet(str(folder))  # lists the three files now
+    (folder / "f1.parquet").unlink()
+
+    def fresh(_s):
+        return listed.select("*")  # a new Dataset, planned anew, over the same file listing
+
+    assert_same_answer_and_lm_used(spark, fresh, common_conf={"spark.sql.files.ignoreMissingFiles": "true"})
+    for settings in (REFERENCE_CONF, LM_CONF):
+        with pytest.raises(Exception):
+            run_query(spark, fresh, {**settings, "spark.sql.files.ignoreMissingFiles": "false"})
