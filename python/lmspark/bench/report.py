@@ -68,8 +68,18 @@ def _fmt_r(x: float | None) -> str:
 
 
 def summary_table(rows: list[dict], engines: list[str], cells: list[tuple[str, str]]) -> str:
-    """The median table (seconds, and each engine's ratio to vanilla) ending with geometric means."""
+    """The median table (seconds, and each engine's ratio to vanilla) ending with geometric means.
+
+    A median over fewer timed runs than the others (the time limit left some out) shows its
+    count in brackets, e.g. ``41.2 [2]``.
+    """
     med = medians(rows)
+    n_ok: dict = defaultdict(int)
+    n_all: dict = defaultdict(int)
+    for r in rows:
+        k = (r["dataset"], r["query"], r["engine"])
+        n_all[k] += 1
+        n_ok[k] += r.get("status") == "ok"
     fell_back = {(r["dataset"], r["query"], r["engine"]) for r in rows
                  if r.get("lm_scan") is False and r.get("status") == "ok"}
     failed = {(r["dataset"], r["query"], r["engine"]) for r in rows if r.get("status") == "error"}
@@ -86,7 +96,9 @@ def summary_table(rows: list[dict], engines: list[str], cells: list[tuple[str, s
         for e in engines:
             v = med.get((ds, q, e))
             mark = " †" if (ds, q, e) in fell_back else (" ✗" if (ds, q, e) in failed and v is None else "")
-            row.append(_fmt_s(v) + mark)
+            k = (ds, q, e)
+            few = f" [{n_ok[k]}]" if v is not None and n_ok[k] < n_all[k] else ""
+            row.append(_fmt_s(v) + few + mark)
             if v is not None:
                 secs[e].append(v)
         for e in others:
@@ -173,7 +185,7 @@ def chart_ratios(rows: list[dict], engines: list[str], cells: list[tuple[str, st
     datasets = list(dict.fromkeys(ds for ds, _ in cells))
     heights = [sum(1 for d, _ in cells if d == ds) for ds in datasets]
     fig, axes = plt.subplots(len(datasets), 1, figsize=(10, 1.2 + 0.33 * sum(heights) * max(1, len(others)) / 2),
-                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+                             gridspec_kw={"height_ratios": heights}, squeeze=False, sharex=True)
     bar_h = 0.8 / len(others)
     for ax, ds in zip(axes[:, 0], datasets):
         qs = [q for d, q in cells if d == ds]
@@ -195,7 +207,7 @@ def chart_ratios(rows: list[dict], engines: list[str], cells: list[tuple[str, st
     axes[-1, 0].set_xlabel(f"median time / {BASELINE} median time (log; < 1 is faster)")
     axes[0, 0].legend(fontsize=8, loc="best")
     fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.985))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True

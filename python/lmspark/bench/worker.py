@@ -235,19 +235,32 @@ def run_datafusion(plan: dict) -> None:
 
 def _run_cells(plan: dict, timed, bind) -> None:
     """Warm-up and timed runs of every cell; ``bind(dataset)`` points the dataset's table name
-    (``lineitem`` or ``wide``) at its files whenever the data set changes."""
+    (``lineitem`` or ``wide``) at its files whenever the data set changes.
+
+    With ``time_budget`` (seconds for this engine, 0 = none), each cell may use the engine's
+    remaining time divided by its remaining cells: the warm-up and one timed run always happen
+    (the warm-up only while the engine is within its budget), further timed runs only while the
+    cell is within its share. Runs left out are reported with status ``skipped``.
+    """
     runs = int(plan["runs"])
     warmups = int(plan.get("warmups", 1))
-    budget = float(plan.get("max_cell_seconds") or 0)
+    budget = float(plan.get("time_budget") or 0)
+    start = time.perf_counter()
+    cells = plan["cells"]
     bound = None
-    for cell in plan["cells"]:
+    for i, cell in enumerate(cells):
         base = {"type": "run", "dataset": cell["dataset"], "query": cell["query"]}
         failed = False
         if cell["dataset"] != bound:
             bind(plan["datasets"][cell["dataset"]])
             bound = cell["dataset"]
+        remaining = budget - (time.perf_counter() - start) if budget else float("inf")
+        share = remaining / (len(cells) - i) if budget else float("inf")
         spent = 0.0
         for w in range(warmups):
+            if remaining <= 0:
+                emit({**base, "warmup": True, "run": -1 - w, "status": "skipped"})
+                continue
             try:
                 secs, _ = timed(cell)
                 spent += secs
@@ -261,8 +274,8 @@ def _run_cells(plan: dict, timed, bind) -> None:
             if failed:
                 emit({**base, "run": r, "status": "error", "error": "failed in warm-up"})
                 continue
-            if budget and done >= 1 and spent >= budget:
-                emit({**base, "run": r, "status": "skipped", "error": f"cell time budget of {budget:g} s used up"})
+            if done >= 1 and spent >= share:
+                emit({**base, "run": r, "status": "skipped", "error": "time limit: the cell used its share"})
                 continue
             try:
                 secs, extra = timed(cell)
