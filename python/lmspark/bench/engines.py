@@ -135,7 +135,7 @@ def ensure_comet_jar(cache_dir: Path) -> tuple[str | None, str | None]:
     if not mvn:
         return None, "mvn not found on PATH (needed to fetch the Comet jar)"
     dest.mkdir(parents=True, exist_ok=True)
-    cmd = [mvn, "-q", "-B", "dependency:copy", f"-Dartifact={COMET_ARTIFACT}", f"-DoutputDirectory={dest}"]
+    cmd = [mvn, "-q", "-B", "-U", "dependency:copy", f"-Dartifact={COMET_ARTIFACT}", f"-DoutputDirectory={dest}"]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except Exception as e:  # noqa: BLE001
@@ -145,4 +145,4 @@ def ensure_comet_jar(cache_dir: Path) -> tuple[str | None, str | None]:
     lines = [re.sub(r"\x1b\[[0-9;]*m", "", ln) for ln in (p.stdout + p.stderr).splitlines()]
     errs = [ln for ln in lines if "Could not" in ln or "not found" in ln or "Failed" in ln]
     msg = errs[0] if errs else (lines[-1] if lines else f"exit code {p.returncode}")
-    return None, f"`mvn dependency:copy -Dartifact={COMET_ARTIFACT}` failed: {msg.strip()}"
+    return None, f"mvn dependency:copy -Dartifact={COMET_ARTIFACT} failed: {msg.strip()}"

@@ -365,16 +365,24 @@ def _summary_md(*, a, command, today, engines, ran, unavailable, rows, cells, ds
     for n, d in ds_info.items():
         out.append(f"| {n} | {d['rows']:,} | {d['files']} | {d['row_groups']} | {d['bytes'] / 2**20:.0f} MiB |")
     out += ["", "See the docstring of `python/lmspark/bench/data.py` for how each is generated."]
-    issues = [r for r in rows if r.get("status") in ("error", "skipped")]
-    if issues:
-        out += ["", "## Runs that failed or were skipped", "", "| engine | dataset | query | runs | status |",
-                "|---|---|---|---:|---|"]
+    errors = [r for r in rows if r.get("status") == "error"]
+    if errors:
+        out += ["", "## Queries that failed", "", "| engine | dataset | query | runs | error |", "|---|---|---|---:|---|"]
         grouped: dict = {}
-        for r in issues:
-            k = (r["engine"], r["dataset"], r["query"], r["status"], r.get("error") or "")
+        for r in errors:
+            k = (r["engine"], r["dataset"], r["query"], r.get("error") or "")
             grouped[k] = grouped.get(k, 0) + 1
-        for (e, ds, q, st, err), n in grouped.items():
-            out.append(f"| {e} | {ds} | {q} | {n} | {st}: {err} |")
+        for (e, ds, q, err), n in grouped.items():
+            out.append(f"| {e} | {ds} | {q} | {n} | {err} |")
+    skipped = [r for r in rows if r.get("status") == "skipped"]
+    if skipped:
+        out += ["", "## Timed runs left out to keep to the time limit", "",
+                "A median over fewer runs shows the count in brackets in the table above.", "",
+                "| engine | queries with fewer runs | runs left out |", "|---|---:|---:|"]
+        for e in ran:
+            mine = [r for r in skipped if r["engine"] == e]
+            if mine:
+                out.append(f"| {e} | {len({(r['dataset'], r['query']) for r in mine})} | {len(mine)} |")
     for e in ran:
         if any(r["engine"] == e and any(k.startswith("m_") for k in r) for r in rows):
             t = report.lm_metrics_table(rows, e, cells, metric_types)

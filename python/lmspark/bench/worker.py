@@ -99,7 +99,7 @@ def plan_scans(plan) -> tuple[list[str], dict[str, int], dict[str, str]]:
     stack = [plan]
     while stack:
         p = stack.pop()
-        name = p.nodeName()
+        name = p.nodeName().strip()
         if "Scan" in name and not name.startswith("WholeStage"):
             names.append(name)
             if name == "LmParquetScan":
