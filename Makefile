@@ -7,7 +7,7 @@ VERSION := $(shell cat python/lmspark/VERSION)
 JAR := python/lmspark/jars/lmspark-$(VERSION).jar
 SBT := ./sbtw
 
-.PHONY: all venv jar test test-jvm test-py demo docs clean
+.PHONY: all venv venv-bench jar test test-jvm test-py demo bench docs clean
 
 all: jar
 
@@ -42,6 +42,18 @@ test-py: venv jar
 # Generates TPC-H lineitem (SF1) once, then runs a handful of queries with lmspark on and off.
 demo: venv jar
 	$(PY) -m lmspark.demo
+
+# The benchmark's extra Python packages (DuckDB, DataFusion, matplotlib, tqdm).
+$(VENV)/.bench-installed: $(VENV)/.installed python/requirements-bench.txt
+	$(PY) -m pip install -q -r python/requirements-bench.txt
+	touch $@
+
+venv-bench: $(VENV)/.bench-installed
+
+# lmspark beside vanilla Spark, Comet, DuckDB and DataFusion (SF 10 by default); options via BENCH_ARGS,
+# e.g. make bench BENCH_ARGS="--scale 1 --runs 3". Results go to benchmarks/results/.
+bench: venv jar venv-bench
+	$(PY) -m lmspark.bench $(BENCH_ARGS)
 
 # Regenerates the README config table and python/lmspark/conf.py from LmConf.scala.
 docs:
