@@ -28,7 +28,7 @@ jar:
 	cp target/lmspark-$(VERSION).jar $(JAR)
 
 # Every test: scalatest under sbt, then pytest against real PySpark sessions.
-test: venv
+test: venv venv-bench
 	$(SBT) test package < /dev/null
 	mkdir -p python/lmspark/jars && rm -f python/lmspark/jars/*.jar && cp target/lmspark-$(VERSION).jar $(JAR)
 	$(PY) -m pytest -q tests
@@ -36,7 +36,7 @@ test: venv
 test-jvm:
 	$(SBT) test < /dev/null
 
-test-py: venv jar
+test-py: venv venv-bench jar
 	$(PY) -m pytest -q tests
 
 # Generates TPC-H lineitem (SF1) once, then runs a handful of queries with lmspark on and off.

@@ -71,8 +71,12 @@ case class LmParquetScanExec(
 
   override def outputOrdering: Seq[SortOrder] = original.outputOrdering
 
+  /** Spark's scan metadata for EXPLAIN; lmspark's scan always produces batches. */
+  private def explainMetadata: Seq[(String, String)] =
+    (original.metadata + ("Batched" -> "true")).toSeq.sortBy(_._1)
+
   override def simpleString(maxFields: Int): String = {
-    val meta = original.metadata.toSeq.sortBy(_._1).map { case (k, v) =>
+    val meta = explainMetadata.map { case (k, v) =>
       s"$k: ${StringUtils.abbreviate(redact(v), maxMetadataValueLength)}"
     }
     s"$nodeName ${truncatedString(output, "[", ",", "]", maxFields)} " +
@@ -80,7 +84,7 @@ case class LmParquetScanExec(
   }
 
   override def verboseStringWithOperatorId(): String = {
-    val meta = original.metadata.toSeq.sortBy(_._1).filter(_._2 != "[]").map { case (k, v) =>
+    val meta = explainMetadata.filter(_._2 != "[]").map { case (k, v) =>
       s"$k: ${redact(v)}"
     }
     s"""|$formattedNodeName

@@ -65,14 +65,15 @@ object ScanSupport {
     reasons.result()
   }
 
-  /** Spark's vectorized reader is lmspark's per-file fallback; say why it cannot serve. */
+  /**
+   * Spark's vectorized reader is lmspark's per-file fallback, asked for batches whatever the
+   * session's codegen settings (`ParquetFileFormat.supportBatch` checks only the reader switch
+   * and the types); say why it cannot serve.
+   */
   private def sparkBatchReaderUnavailable(conf: SQLConf, schema: StructType): String = {
     val why =
       if (!conf.parquetVectorizedReaderEnabled) s"${SQLConf.PARQUET_VECTORIZED_READER_ENABLED.key} is false"
-      else if (!conf.wholeStageEnabled) s"${SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key} is false"
-      else if (schema.length > conf.wholeStageMaxNumFields) {
-        s"${schema.length} columns exceed ${SQLConf.WHOLESTAGE_MAX_NUM_FIELDS.key}=${conf.wholeStageMaxNumFields}"
-      } else "the schema is not supported by Spark's vectorized reader"
+      else "the schema is not supported by Spark's vectorized reader"
     s"Spark's vectorized Parquet reader (lmspark's per-file fallback) cannot return batches: $why"
   }
 }

@@ -4,7 +4,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.execution.datasources.PartitionedFile
+import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
 import org.apache.spark.sql.execution.datasources.parquet.{ParquetFileFormat, ParquetOptions}
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
@@ -35,8 +35,11 @@ class LmParquetFileFormat(metrics: ScanMetrics) extends ParquetFileFormat with L
       filters: Seq[Filter],
       options: Map[String, String],
       hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
+    // lmspark always returns batches, whatever the wrapped scan asked for (it asks for rows when
+    // whole-stage codegen is off or the schema is wide), so Spark's reader must return batches too.
     val sparkReader = super.buildReaderWithPartitionValues(sparkSession, dataSchema,
-      partitionSchema, requiredSchema, Nil, options, new Configuration(hadoopConf))
+      partitionSchema, requiredSchema, Nil, options + (FileFormat.OPTION_RETURNING_BATCH -> "true"),
+      new Configuration(hadoopConf))
 
     val sqlConf = sparkSession.sessionState.conf
     val settings = ScanSettings(

@@ -153,4 +153,19 @@ class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
     checkSparkAnswerAndLmUsed(q.where(col("extra").isNull).select("k", "id"))
     checkSparkAnswerAndLmUsed(q.groupBy("k").count())
   }
+
+  test("without whole-stage codegen or with many columns, a file handed to Spark's reader still gives batches") {
+    val p = newDir("delta-nocodegen")
+    spark.range(0, 3000).select(col("id"), (col("id") * 3).cast("int").as("x"))
+      .write.option("parquet.writer.version", "v2").option("parquet.enable.dictionary", "false")
+      .parquet(p)
+    spark.range(0, 100).select(col("id"), col("id").cast("int").as("x")).write.mode("append").parquet(p)
+    for ((k, v) <- Seq("spark.sql.codegen.wholeStage" -> "false", "spark.sql.codegen.maxFields" -> "1")) {
+      withConf(k -> v) {
+        val plan = checkSparkAnswerAndLmUsed(spark.read.parquet(p))
+        assert(lmScans(plan).head.metrics(LmMetrics.FilesFallback).value >= 1, s"$k=$v")
+        assert(lmScans(plan).head.metrics(LmMetrics.FilesRead).value >= 1, s"$k=$v")
+      }
+    }
+  }
 }
