@@ -574,3 +574,19 @@ def test_ignore_missing_files(spark, tmp_path):
     for settings in (REFERENCE_CONF, LM_CONF):
         with pytest.raises(Exception):
             run_query(spark, fresh, {**settings, "spark.sql.files.ignoreMissingFiles": "false"})
+
+
+@pytest.mark.parametrize("batch", ["1", "4095", "100000"])
+def test_batch_sizes(spark, mixed_encodings, batch):
+    _check_folder(spark, mixed_encodings, QUERIES["select_star"], lm_conf={BATCH_SIZE_KEY: batch})
+
+
+def test_huge_values(spark, tmp_path):
+    """Single values far larger than a page, a batch's usual buffer, or a dictionary page."""
+    big = ["x" * (3 * 2**20), "", None, "é" * 700_000, "y"] * 4
+    t = pa.table({"s": pa.array(big), "b": pa.array([v.encode() if v else None for v in big], pa.binary()),
+                  "i": pa.array(range(len(big)), pa.int32())})
+    for dict_ in (False, True):
+        path = str(datagen.write(t, tmp_path / f"huge-{dict_}.parquet", use_dictionary=dict_, row_group_size=7))
+        assert_same_answer_and_lm_used(spark, lambda s: s.read.parquet(path))
+        assert_same_answer_and_lm_used(spark, lambda s: s.read.parquet(path).where("length(s) > 10").select("i", "b"))

@@ -21,6 +21,7 @@ from conftest import (
     assert_clean_fallback,
     assert_same_answer,
     assert_same_answer_and_lm_used,
+    assert_same_answer_lm_or_fallback,
     conf,
     executed_plan,
     explain_string,
@@ -280,3 +281,32 @@ def test_conf_names_enabled():
     assert lmspark.conf.DEFAULTS["spark.lmspark.enabled"] == "true"
     for key in lmspark.conf.DEFAULTS:
         assert key.startswith("spark.lmspark.")
+
+
+def test_too_many_columns(spark, tmp_path):
+    """More columns than whole-stage codegen takes (spark.sql.codegen.maxFields=100): Spark's own
+    scan returns rows; lmspark serves it or declines with a reason, with the same answer, also
+    when one file needs lmspark's per-file fallback to Spark's reader."""
+    n = 120
+    t = pa.table({f"c{i}": pa.array([j * i if j % 5 else None for j in range(200)], pa.int32()) for i in range(n)})
+    path = str(datagen.write(t, tmp_path / "wide" / "plain.parquet"))
+    datagen.write(t, tmp_path / "wide" / "delta.parquet", use_dictionary=False, column_encoding={"c3": "DELTA_BINARY_PACKED"})
+    assert_same_answer_lm_or_fallback(spark, lambda s: s.read.parquet(path))
+    assert_same_answer_lm_or_fallback(spark, lambda s: s.read.parquet(str(tmp_path / "wide")))
+    # a few of those columns fit: served
+    assert_same_answer_and_lm_used(spark, lambda s: s.read.parquet(path).select("c7", "c119").where("c7 > 10"))
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"spark.sql.codegen.wholeStage": "false"}, {"spark.sql.codegen.maxFields": "1"}],
+    ids=["wholeStage_off", "maxFields_1"],
+)
+def test_no_whole_stage_codegen_with_per_file_fallback(spark, tmp_path, settings):
+    """Without whole-stage codegen for the scan, a file that lmspark hands to Spark's reader must
+    still read (smallest case: two columns, one DELTA_BINARY_PACKED)."""
+    t = pa.table({"a": pa.array([1, 2, 3], pa.int32()), "b": pa.array([4, 5, 6], pa.int64())})
+    path = str(datagen.write(t, tmp_path / "delta.parquet", use_dictionary=False, column_encoding={"a": "DELTA_BINARY_PACKED"}))
+    assert_same_answer_lm_or_fallback(spark, lambda s: s.read.parquet(path), common_conf=settings)
+    plain = str(datagen.write(t, tmp_path / "plain.parquet", use_dictionary=False))
+    assert_same_answer_lm_or_fallback(spark, lambda s: s.read.parquet(plain), common_conf=settings)
