@@ -50,12 +50,34 @@ object LmConf {
       v
     }))
 
+  /** A string that must be one of `choices` (case-insensitive); the value is kept in lower case. */
+  private def choice(key: String, default: String, category: String, doc: String, choices: Seq[String]): Entry[String] =
+    register(Entry(key, default, doc, category)(s => {
+      val v = s.toLowerCase(java.util.Locale.ROOT)
+      if (!choices.contains(v)) throw new IllegalArgumentException(s"expected one of ${choices.mkString(", ")}")
+      v
+    }))
+
   val ENABLED: Entry[Boolean] = bool("spark.lmspark.enabled", default = true, "scan",
     "Replace Spark's Parquet scan with lmspark's scan. Can be switched per session at run time; " +
       "when false, queries are planned exactly as vanilla Spark plans them.")
 
   val BATCH_SIZE: Entry[Int] = int("spark.lmspark.batchSize", default = 4096, "scan",
     "Rows per ColumnarBatch produced by lmspark's reader.", min = 1)
+
+  val SELECTION_POLICY: Entry[String] = choice("spark.lmspark.selection.policy", default = "auto", "selection",
+    "How a row selection is walked by column readers: `selectors` (skip n / read n calls), `mask` (decode " +
+      "covered rows, keep the selected ones) or `auto` (a mask when the selection's mean run length is below " +
+      "spark.lmspark.selection.threshold). Pages removed by page pruning are always skipped.",
+    choices = Seq("auto", "selectors", "mask"))
+
+  val SELECTION_THRESHOLD: Entry[Int] = int("spark.lmspark.selection.threshold", default = 32, "selection",
+    "Mean run length (rows per run of selected or skipped rows) below which the `auto` selection policy " +
+      "uses a mask. Measured with `make bench-selection` (benchmarks/selection/).", min = 0)
+
+  val IO_MAX_COALESCE_GAP: Entry[Int] = int("spark.lmspark.io.maxCoalesceGap", default = 1 << 20, "io",
+    "Largest gap in bytes between two needed pages of a column chunk that is read through rather than " +
+      "split into two reads.", min = 0)
 
   /** All entries, in declaration order. */
   def entries: Seq[Entry[_]] = all.toSeq
