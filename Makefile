@@ -61,3 +61,11 @@ docs:
 
 clean:
 	rm -rf target project/target python/lmspark/jars .cache
+
+# Row selections: run-length selectors vs mask over named shapes, driving our PLAIN and RLE_DICTIONARY
+# decoders (see SelectionBench). Writes benchmarks/selection/results.{csv,md} and chart.png. Options via
+# BENCH_SELECTION_ARGS, e.g. make bench-selection BENCH_SELECTION_ARGS="reps=5 rows=262144".
+.PHONY: bench-selection
+bench-selection: venv-bench
+	$(SBT) "Test/runMain lmspark.selection.bench.SelectionBench benchmarks/selection $(BENCH_SELECTION_ARGS)" < /dev/null
+	$(PY) benchmarks/selection/plot.py benchmarks/selection

@@ -8,8 +8,23 @@ ENABLED = "spark.lmspark.enabled"
 #: Default: 4096.
 BATCH_SIZE = "spark.lmspark.batchSize"
 
+#: How a row selection is walked by column readers: `selectors` (skip n / read n calls), `mask` (decode covered rows, keep the selected ones) or `auto` (a mask when the selection's mean run length is below spark.lmspark.selection.threshold). Pages removed by page pruning are always skipped.
+#: Default: auto.
+SELECTION_POLICY = "spark.lmspark.selection.policy"
+
+#: Mean run length (rows per run of selected or skipped rows) below which the `auto` selection policy uses a mask; 0 never does. The default is where the two strategies' costs cross on our PLAIN and RLE_DICTIONARY decoders (`make bench-selection`, benchmarks/selection/).
+#: Default: 11.
+SELECTION_THRESHOLD = "spark.lmspark.selection.threshold"
+
+#: Largest gap in bytes between two needed pages of a column chunk that is read through rather than split into two reads.
+#: Default: 1048576.
+IO_MAX_COALESCE_GAP = "spark.lmspark.io.maxCoalesceGap"
+
 #: Every flag and its default, as strings.
 DEFAULTS = {
     "spark.lmspark.enabled": "true",
     "spark.lmspark.batchSize": "4096",
+    "spark.lmspark.selection.policy": "auto",
+    "spark.lmspark.selection.threshold": "11",
+    "spark.lmspark.io.maxCoalesceGap": "1048576",
 }

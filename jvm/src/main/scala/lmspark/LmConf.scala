@@ -71,9 +71,10 @@ object LmConf {
       "spark.lmspark.selection.threshold). Pages removed by page pruning are always skipped.",
     choices = Seq("auto", "selectors", "mask"))
 
-  val SELECTION_THRESHOLD: Entry[Int] = int("spark.lmspark.selection.threshold", default = 32, "selection",
+  val SELECTION_THRESHOLD: Entry[Int] = int("spark.lmspark.selection.threshold", default = 11, "selection",
     "Mean run length (rows per run of selected or skipped rows) below which the `auto` selection policy " +
-      "uses a mask. Measured with `make bench-selection` (benchmarks/selection/).", min = 0)
+      "uses a mask; 0 never does. The default is where the two strategies' costs cross on our PLAIN and " +
+      "RLE_DICTIONARY decoders (`make bench-selection`, benchmarks/selection/).", min = 0)
 
   val IO_MAX_COALESCE_GAP: Entry[Int] = int("spark.lmspark.io.maxCoalesceGap", default = 1 << 20, "io",
     "Largest gap in bytes between two needed pages of a column chunk that is read through rather than " +

@@ -216,5 +216,11 @@ class RowSelectionPropertySuite extends AnyFunSuite {
     val e = intercept[IllegalArgumentException](SelectionPolicy("bitmap", 32))
     assert(e.getMessage.contains("auto, selectors, mask"))
     assert(short.withStrategy(SelectionStrategy.Selectors).backing == Backing.Runs)
+    // the config entries feed SelectionPolicy.apply
+    assert(lmspark.LmConf.SELECTION_POLICY.parse("MASK") == "mask")
+    assert(intercept[IllegalArgumentException](lmspark.LmConf.SELECTION_POLICY.parse("bits")).getMessage
+      .contains("expected one of auto, selectors, mask"))
+    assert(SelectionPolicy(lmspark.LmConf.SELECTION_POLICY.default, lmspark.LmConf.SELECTION_THRESHOLD.default) ==
+      SelectionPolicy.Auto(lmspark.LmConf.SELECTION_THRESHOLD.default))
   }
 }

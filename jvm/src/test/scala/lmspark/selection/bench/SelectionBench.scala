@@ -39,7 +39,9 @@ import lmspark.selection._
   *    (selected or not) over the rounds.
   *  - The crossing for a (page, selectivity): the mean run length (rows / runs, what the `auto`
   *    policy looks at) where the `even_run` curves of the two strategies cross, interpolated on a
-  *    log scale. */
+  *    log scale. The proposed threshold is the median of the crossings found (the upper one of the
+  *    two middle values for an even count, leaning towards the mask, which irregular shapes favour);
+  *    `results.md` also gives, per shape, what `auto` costs against the better strategy. */
 object SelectionBench {
 
   final case class Shape(name: String, family: String, runParam: Int, selectivity: Double) {
@@ -282,7 +284,7 @@ object SelectionBench {
     val found = cross.flatMap(_._3).sorted
     val measured = if (found.isEmpty) 32 else math.round(found(found.length / 2)).toInt
     val threshold = opts.get("threshold").map(_.toInt).getOrElse(measured)
-    println(s"[bench-selection] median crossing ${measured}; threshold used for the table: $threshold")
+    println(s"[bench-selection] (upper) median crossing $measured; threshold used for the table: $threshold")
     val cond = opts.getOrElse("conditions",
       s"${Runtime.getRuntime.availableProcessors} cores, ${System.getProperty("java.vm.name")} ${System.getProperty("java.version")}")
     val fullCond = f"$cond; $rows rows per page, $warmup warm-up rounds, $reps timed rounds, " +
