@@ -203,6 +203,17 @@ class RowSelectionPropertySuite extends AnyFunSuite {
     assert(b.result().runs == 2)
   }
 
+  test("selections know nothing of decoders, readers, IO, plans or Spark") {
+    val dir = java.nio.file.Paths.get(sys.props.getOrElse("user.dir", "."), "jvm/src/main/scala/lmspark/selection")
+    val files = dir.toFile.listFiles().filter(_.getName.endsWith(".scala"))
+    assert(files.length >= 9, dir.toString)
+    files.foreach { f =>
+      val src = new String(java.nio.file.Files.readAllBytes(f.toPath), "UTF-8")
+      val bad = "(?m)^import .*(lmspark\\.(decode|column|io|scan|plan|meta)|org\\.apache\\.(spark|parquet|hadoop)).*$".r
+      assert(bad.findFirstIn(src).isEmpty, s"${f.getName} imports ${bad.findFirstIn(src).getOrElse("")}")
+    }
+  }
+
   test("policy resolves once into a strategy") {
     val short = RowSelection.fromBooleans(Array.tabulate(1000)(_ % 2 == 0)) // mean run length 1
     val long = RowSelection.fromRowRanges(1000, RowRanges.single(100, 900)) // mean run length 333

@@ -135,6 +135,28 @@ class SelectionCursorSuite extends AnyFunSuite {
     info(s"boundary grid: $n cases")
   }
 
+  test("pipeline shape: scanRanges' pages -> pruned rows -> cursor, never touching a pruned page") {
+    val rnd = new Random(7)
+    var n = 0
+    while (n < 2000) {
+      val b = bools(rnd)
+      if (b.nonEmpty) {
+        val cuts = (0 +: Array.fill(rnd.nextInt(12))(rnd.nextInt(b.length))).distinct.sorted
+        val sizes = Array.fill(cuts.length)(1 + rnd.nextInt(1000))
+        val offsets = sizes.scanLeft(4L)(_ + _).dropRight(1)
+        val pages = new PageLocations(b.length.toLong, cuts.map(_.toLong), offsets, sizes)
+        val sel = build(b, if (rnd.nextBoolean()) Backing.Runs else Backing.Mask)
+        val kept = ScanRanges.selectedPages(sel, pages)
+        val pruned = pages.prunedRows(kept)
+        assert(pruned.rows + kept.map(k => pages.endRow(k) - pages.firstRow(k)).sum == b.length)
+        val strategy = SelectionPolicy.Auto(11).resolve(sel)
+        replay(b, pruned, strategy, BatchSizes(rnd.nextInt(BatchSizes.length)), sel.backing)
+        n += 1
+      }
+    }
+    info(s"pipeline shape: $n cases")
+  }
+
   test("a selection that selects rows of a pruned page is rejected") {
     val e = intercept[IllegalArgumentException](
       new SelectionCursor(RowSelection.all(100), SelectionStrategy.Mask, 10, RowRanges.single(10, 20)))
