@@ -4,16 +4,7 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 
 /** PLAIN BYTE_ARRAY: each value is a 4-byte little-endian length then that many bytes. Skipping
   * must walk the lengths but copies nothing. Invariant: `offset <= pos <= end`. */
-final class PlainByteArrayDecoder extends ValuesDecoder {
-  private[this] var bytes: Array[Byte] = _
-  private[this] var pos: Int = 0
-  private[this] var end: Int = 0
-
-  override def init(bytes: Array[Byte], offset: Int, length: Int, numValues: Int): Unit = {
-    this.bytes = bytes
-    this.pos = offset
-    this.end = offset + length
-  }
+final class PlainByteArrayDecoder extends PlainBytesDecoder {
 
   /** Validates the value at `pos` and returns its length. */
   @inline private def nextLength(): Int = {

@@ -4,17 +4,8 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 
 /** PLAIN FIXED_LEN_BYTE_ARRAY: values of `typeLength` bytes back to back.
   * Invariant: `offset <= pos <= end`. */
-final class PlainFixedLenByteArrayDecoder(typeLength: Int) extends ValuesDecoder {
+final class PlainFixedLenByteArrayDecoder(typeLength: Int) extends PlainBytesDecoder {
   require(typeLength >= 0, s"negative type length $typeLength")
-  private[this] var bytes: Array[Byte] = _
-  private[this] var pos: Int = 0
-  private[this] var end: Int = 0
-
-  override def init(bytes: Array[Byte], offset: Int, length: Int, numValues: Int): Unit = {
-    this.bytes = bytes
-    this.pos = offset
-    this.end = offset + length
-  }
 
   @inline private def need(n: Int): Int = {
     val len = n.toLong * typeLength

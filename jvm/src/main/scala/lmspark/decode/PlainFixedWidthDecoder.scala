@@ -5,17 +5,8 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 /** PLAIN INT32 / FLOAT (`width` 4) or INT64 / DOUBLE (`width` 8): little-endian values back to back.
   * Reads are bulk little-endian copies into the vector; skips only move `pos`.
   * Invariant: `offset <= pos <= end`. */
-final class PlainFixedWidthDecoder(width: Int) extends ValuesDecoder {
+final class PlainFixedWidthDecoder(width: Int) extends PlainBytesDecoder {
   require(width == 4 || width == 8, s"width must be 4 or 8, was $width")
-  private[this] var bytes: Array[Byte] = _
-  private[this] var pos: Int = 0
-  private[this] var end: Int = 0
-
-  override def init(bytes: Array[Byte], offset: Int, length: Int, numValues: Int): Unit = {
-    this.bytes = bytes
-    this.pos = offset
-    this.end = offset + length
-  }
 
   @inline private def need(n: Int): Int = {
     val len = n.toLong * width

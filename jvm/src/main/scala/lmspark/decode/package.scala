@@ -14,6 +14,7 @@ package lmspark
   *  - `RleBitPackedDecoder.scala`: the RLE / bit-packed hybrid (levels, dictionary ids, booleans).
   *  - `LegacyBitPackedLevelDecoder.scala`: the deprecated BIT_PACKED level encoding.
   *  - `PlainBooleanDecoder.scala`, `RleBooleanDecoder.scala`: BOOLEAN values.
+  *  - `PlainBytesDecoder.scala`: the byte buffer and position the PLAIN value decoders share.
   *  - `PlainFixedWidthDecoder.scala`: PLAIN INT32 / INT64 / FLOAT / DOUBLE.
   *  - `PlainByteArrayDecoder.scala`, `PlainFixedLenByteArrayDecoder.scala`: PLAIN binaries.
   *  - `Dictionary.scala`: a chunk's decoded dictionary, as primitive arrays / offsets + bytes.
