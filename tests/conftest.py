@@ -10,6 +10,7 @@ Run with a development jar: ``LMSPARK_JAR=/tmp/lmspark-dev/lmspark.jar pytest -q
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import decimal
 import math
@@ -256,10 +257,161 @@ def _as_df(spark: SparkSession, query: Query) -> DataFrame:
 def run_query(spark: SparkSession, query: Query, settings: dict) -> tuple[Counter, str, list[str]]:
     """Runs the query under the given confs: (rows as a multiset, executed plan, column names).
     The DataFrame is built inside the conf block, so that planning sees the confs."""
+    run = run_query_full(spark, query, settings)
+    return run.rows, run.plan, run.columns
+
+
+@dataclasses.dataclass
+class QueryRun:
+    """One run of a query: rows in the order Spark returned them (normalised, dates and
+    timestamps as integers), the executed plan, the result schema as the query produced it
+    (before the date/timestamp conversion), and the summed metrics of its lmspark scans."""
+
+    ordered: list
+    plan: str
+    columns: list[str]
+    schema: T.StructType
+    metrics: dict[str, int]
+
+    @property
+    def rows(self) -> Counter:
+        return Counter(self.ordered)
+
+
+def run_query_full(spark: SparkSession, query: Query, settings: dict) -> QueryRun:
+    """:func:`run_query`, keeping row order, the schema and the lmspark scan metrics."""
     with conf(spark, settings):
-        df = _comparable_df(_as_df(spark, query))
-        rows = Counter(normalise(tuple(r)) for r in df.collect())
-        return rows, executed_plan(df), df.columns
+        original = _as_df(spark, query)
+        df = _comparable_df(original)
+        ordered = [normalise(tuple(r)) for r in df.collect()]
+        return QueryRun(ordered, executed_plan(df), df.columns, original.schema, lm_scan_metrics(df))
+
+
+# --------------------------------------------------------------------------------------------
+# What lmspark did: scan metrics and per-file fallback reasons
+# --------------------------------------------------------------------------------------------
+
+#: Metric keys of LmParquetScanExec (lmspark.plan.LmMetrics).
+FILES_READ, FILES_FALLBACK, ROW_GROUPS_READ = "lmFilesRead", "filesFallback", "rowGroupsRead"
+_LM_METRICS = (FILES_READ, FILES_FALLBACK, ROW_GROUPS_READ, "lmBytesRead")
+
+
+def _plan_nodes(plan) -> Iterator:
+    """Every node of an executed (JVM) plan, looking inside adaptive plans and query stages;
+    reused exchanges are not entered (their scans are counted where they first ran)."""
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        yield node
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            stack.append(node.executedPlan())
+        elif name.endswith("QueryStageExec"):
+            stack.append(node.plan())
+        elif name == "ReusedExchangeExec":
+            continue
+        children = node.children()
+        stack.extend(children.apply(i) for i in range(children.size()))
+
+
+def lm_scan_metrics(df: DataFrame) -> dict[str, int]:
+    """The metrics of every LmParquetScanExec in ``df``'s executed plan, summed (all zero
+    without one). Read after the query ran: files read by lmspark, files handed to Spark's
+    reader, row groups read, bytes read."""
+    totals = dict.fromkeys(_LM_METRICS, 0)
+    totals["scans"] = 0
+    for node in _plan_nodes(df._jdf.queryExecution().executedPlan()):
+        if node.getClass().getSimpleName() == "LmParquetScanExec":
+            totals["scans"] += 1
+            metrics = node.metrics()
+            for key in _LM_METRICS:
+                if metrics.contains(key):
+                    totals[key] += int(metrics.apply(key).value())
+    return totals
+
+
+#: ``lmspark hands <file> to Spark's reader: <reason>`` (lmspark.scan.LmParquetFileFormat, INFO).
+FILE_FALLBACK_RE = re.compile(r"lmspark hands (\S+) to Spark's reader: (.*)")
+
+
+class LmLog:
+    """What lmspark logged at INFO and above while a :func:`capture_lm_log` block ran."""
+
+    def __init__(self, writer):
+        self._writer = writer
+
+    def text(self) -> str:
+        return str(self._writer.toString())
+
+    def file_fallbacks(self) -> dict[str, str]:
+        """File path (as logged, a URI) -> why lmspark handed it to Spark's reader."""
+        return {m.group(1): m.group(2).strip() for m in FILE_FALLBACK_RE.finditer(self.text())}
+
+
+@contextlib.contextmanager
+def capture_lm_log(spark: SparkSession, logger: str = "lmspark") -> Iterator[LmLog]:
+    """Captures the ``lmspark`` loggers' INFO messages (driver and, in local mode, executors:
+    one JVM) for the duration of the block, without echoing them to the console."""
+    jvm = spark._jvm
+    log4j = jvm.org.apache.logging.log4j
+    core = log4j.core
+    ctx = log4j.LogManager.getContext(False)
+    config = ctx.getConfiguration()
+    writer = jvm.java.io.StringWriter()
+    layout = core.layout.PatternLayout.newBuilder().withPattern("%m%n").build()
+    name = f"lmspark-pytest-capture-{id(writer)}"
+    appender = core.appender.WriterAppender.createAppender(layout, None, writer, name, False, True)
+    appender.start()
+    config.addAppender(appender)
+    existing = config.getLoggerConfig(logger)
+    had_own_config = existing.getName() == logger
+    old_level = existing.getLevel()
+    core.config.Configurator.setLevel(logger, log4j.Level.INFO)
+    logger_config = config.getLoggerConfig(logger)
+    old_additive = logger_config.isAdditive()
+    logger_config.addAppender(appender, log4j.Level.INFO, None)
+    logger_config.setAdditive(False)
+    ctx.updateLoggers()
+    try:
+        yield LmLog(writer)
+    finally:
+        logger_config.removeAppender(name)
+        logger_config.setAdditive(old_additive)
+        if had_own_config:
+            logger_config.setLevel(old_level)
+        else:
+            config.removeLogger(logger)
+        ctx.updateLoggers()
+        appender.stop()
+
+
+def assert_lm_read_everything(run: QueryRun, row_groups: int | None = None) -> None:
+    """The run used LmParquetScan, lmspark itself read at least one file, and handed none to
+    Spark's reader (a silent per-file fallback must not pass as success); with ``row_groups``,
+    it read exactly that many (non-empty) row groups."""
+    assert LM_NODE in run.plan, f"expected {LM_NODE} in the executed plan, got {lm_status(run.plan)}:\n{run.plan}"
+    assert not fallback_reasons(run.plan), f"unexpected fallback in:\n{run.plan}"
+    m = run.metrics
+    assert m[FILES_FALLBACK] == 0, f"lmspark handed {m[FILES_FALLBACK]} file(s) to Spark's reader (metrics {m})"
+    assert m[FILES_READ] > 0, f"lmspark read no file itself (metrics {m})"
+    if row_groups is not None:
+        assert m[ROW_GROUPS_READ] == row_groups, f"expected {row_groups} row groups read, metrics {m}"
+
+
+def fallback_explanation(run: QueryRun, log: LmLog) -> list[str]:
+    """Why lmspark did not read (all of) the data itself: the plan's decline reasons, or one
+    logged reason per file handed to Spark's reader. Asserts such reasons are shown, and
+    returns them (empty when lmspark read everything)."""
+    if LM_NODE not in run.plan:
+        return assert_clean_fallback(run.plan)
+    n = run.metrics[FILES_FALLBACK]
+    if n == 0:
+        return []
+    reasons = log.file_fallbacks()
+    assert len(reasons) >= 1 and all(reasons.values()), (
+        f"lmspark handed {n} file(s) to Spark's reader without logging why:\n{log.text()[:2000]}"
+    )
+    return sorted(set(reasons.values()))
 
 
 def describe_difference(lm: Counter, ref: Counter, limit: int = 5) -> str:
@@ -313,6 +465,38 @@ def assert_same_answer_lm_or_fallback(spark: SparkSession, query: Query, **kw) -
     if LM_NODE not in plan:
         assert_clean_fallback(plan)
     return plan
+
+
+# --------------------------------------------------------------------------------------------
+# Small query shapes and error summaries shared by the suites
+# --------------------------------------------------------------------------------------------
+
+
+def reversed_columns(df: DataFrame) -> DataFrame:
+    """The same rows, columns in reverse order (readers must not depend on column order)."""
+    return df.select(*[f"`{c}`" for c in reversed(df.columns)])
+
+
+def first_column_not_null(df: DataFrame) -> DataFrame:
+    """Rows whose first column is not null (a filter lmspark may push into its reader)."""
+    return df.where(df[f"`{df.columns[0]}`"].isNotNull()) if df.columns else df
+
+
+def error_summary(e: BaseException, limit: int = 300) -> str:
+    """The most telling line of an error: the innermost 'Caused by', else the first line."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    causes = [ln for ln in lines if ln.startswith("Caused by:")]
+    if causes:
+        return causes[-1][len("Caused by:"):].strip()[:limit]
+    for line in lines:
+        if not line.startswith(("Traceback", "JVM stacktrace")):
+            return line[:limit]
+    return type(e).__name__
+
+
+def jvm_alive(spark: SparkSession) -> None:
+    """The session still answers (after a query that was expected to fail)."""
+    assert spark.range(3).count() == 3, "the Spark session no longer answers"
 
 
 @pytest.fixture(scope="session")
