@@ -7,7 +7,9 @@ The conversion follows Spark's Parquet type mapping, driven by the Spark schema 
  - timestamps and timestamp_ntz become microseconds since the epoch (what the suites compare,
    see ``conftest._comparable_df``), from any unit; INT96 is read by pyarrow as microseconds;
  - TIMESTAMP(NANOS) read as long (``spark.sql.legacy.parquet.nanosAsLong``) is the raw nanos;
- - dates become days since the epoch; decimals keep their scale; dictionary columns decode.
+ - dates become days since the epoch; decimals keep their scale; dictionary columns decode;
+ - Spark 4.1's read-side widenings (int -> long/double/decimal, float -> double, decimal
+   precision/scale up, date -> timestamp_ntz) convert the values as Spark does.
 Rows come out normalised exactly as ``conftest.normalise`` does for Spark's rows, so the two
 compare with ``==``. Only flat schemas are supported.
 """
@@ -19,7 +21,6 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import types as T
 
@@ -78,6 +79,8 @@ def column_values(arr: pa.ChunkedArray, spark_type: T.DataType) -> list:
     """One column as Spark would return it (dates/timestamps as integers), before normalising."""
     arr = _plain(arr)
     at = arr.type
+    if isinstance(spark_type, T.TimestampNTZType) and pa.types.is_date32(at):  # widening: midnight
+        return [None if v is None else v * 86_400_000_000 for v in arr.cast(pa.int32()).to_pylist()]
     if isinstance(spark_type, (T.TimestampType, T.TimestampNTZType)):
         if not pa.types.is_timestamp(at):
             raise TypeError(f"cannot read {at} as {spark_type}")
@@ -103,6 +106,8 @@ def column_values(arr: pa.ChunkedArray, spark_type: T.DataType) -> list:
         return [v.encode("utf-8") if isinstance(v, str) else v for v in values]
     if isinstance(spark_type, (T.StructType, T.ArrayType, T.MapType)):
         raise TypeError(f"nested type {spark_type.simpleString()} is not supported by the pyarrow oracle")
+    if isinstance(spark_type, (T.FloatType, T.DoubleType)) and pa.types.is_integer(at):  # widening
+        return [None if v is None else float(v) for v in arr.to_pylist()]
     # booleans, integers (signed, or unsigned widened to a larger signed type), floats
     return arr.to_pylist()
 

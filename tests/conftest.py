@@ -265,17 +265,25 @@ def run_query(spark: SparkSession, query: Query, settings: dict) -> tuple[Counte
 class QueryRun:
     """One run of a query: rows in the order Spark returned them (normalised, dates and
     timestamps as integers), the executed plan, the result schema as the query produced it
-    (before the date/timestamp conversion), and the summed metrics of its lmspark scans."""
+    (before the date/timestamp conversion), and (read on first use) the summed metrics of its
+    lmspark scans."""
 
     ordered: list
     plan: str
     columns: list[str]
     schema: T.StructType
-    metrics: dict[str, int]
+    _df: DataFrame = dataclasses.field(repr=False)
+    _metrics: dict | None = dataclasses.field(default=None, repr=False)
 
     @property
     def rows(self) -> Counter:
         return Counter(self.ordered)
+
+    @property
+    def metrics(self) -> dict[str, int]:
+        if self._metrics is None:
+            self._metrics = lm_scan_metrics(self._df)
+        return self._metrics
 
 
 def run_query_full(spark: SparkSession, query: Query, settings: dict) -> QueryRun:
@@ -284,7 +292,7 @@ def run_query_full(spark: SparkSession, query: Query, settings: dict) -> QueryRu
         original = _as_df(spark, query)
         df = _comparable_df(original)
         ordered = [normalise(tuple(r)) for r in df.collect()]
-        return QueryRun(ordered, executed_plan(df), df.columns, original.schema, lm_scan_metrics(df))
+        return QueryRun(ordered, executed_plan(df), df.columns, original.schema, df)
 
 
 # --------------------------------------------------------------------------------------------

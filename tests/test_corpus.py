@@ -33,10 +33,12 @@ import os
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 import arrow_oracle
@@ -451,7 +453,7 @@ def _check_readme_count(spark, path: Path) -> str:
     return f"{n} rows, as the README says"
 
 
-def _documented() -> dict[str, callable]:
+def _documented() -> dict[str, Callable[[SparkSession, Path], str]]:
     checks = {}
     for csv_path in sorted(DATA.glob("*_expect.csv")):
         checks[csv_path.name.replace("_expect.csv", ".parquet")] = _check_expect_csv

@@ -18,6 +18,7 @@ The files are written once per module (lazily, per case) under ``tmp_path_factor
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import decimal
 import io
 import json
@@ -33,13 +34,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyspark.sql import types as T
 
 import arrow_oracle
 import datagen
 from conftest import (
     LM_CONF,
     REFERENCE_CONF,
-    QueryRun,
     assert_lm_read_everything,
     capture_lm_log,
     conf,
@@ -53,7 +54,7 @@ from conftest import (
     run_query_full,
 )
 
-ROWS = 3000
+ROWS = 2000
 NANOS_AS_LONG = {"spark.sql.legacy.parquet.nanosAsLong": "true"}
 
 
@@ -71,11 +72,11 @@ class Case:
 
     id: str
     write: Callable[[Path, "Sources"], None]
-    schema: str | Callable[[Path], str] | None = None
+    schema: str | T.StructType | Callable[[Path], str | T.StructType] | None = None
     conf: tuple[tuple[str, str], ...] = ()
     duckdb_oracle: bool = False
 
-    def read_schema(self, folder: Path) -> str | None:
+    def read_schema(self, folder: Path) -> str | T.StructType | None:
         return self.schema(folder) if callable(self.schema) else self.schema
 
 
@@ -307,9 +308,56 @@ def _write_empty_row_groups(folder: Path, _sources: "Sources") -> None:
 CASES.append(Case("pyarrow-empty-row-groups", _write_empty_row_groups))
 
 
+def ancient_table(seed: int) -> pa.Table:
+    """Dates and timestamps from year 1 on, across the Julian/Gregorian switch (1582) and the
+    time zone rebasing Spark does before 1900; the values Spark's LEGACY modes rebase."""
+    rng = random.Random(seed)
+    epoch = datetime.date(1970, 1, 1)
+    day_edges = [datetime.date(*d) for d in [(1, 1, 1), (1000, 3, 1), (1582, 10, 4), (1582, 10, 15),
+                                               (1600, 2, 29), (1899, 12, 31), (1970, 1, 1), (2100, 1, 1)]]
+    days = [(rng.choice(day_edges) - epoch).days if rng.random() < 0.3 else rng.randint(-719162, 47482)
+            for _ in range(ROWS)]
+    micros = [d * 86_400_000_000 + rng.randint(0, 86_400_000_000 - 1) for d in days]
+    return pa.table({
+        "id": pa.array(range(ROWS), pa.int32()),
+        "d": pa.array(_with_nulls(days, rng, "some"), pa.date32()),
+        "ts": pa.array(_with_nulls(micros, rng, "some"), pa.timestamp("us", tz="UTC")),
+    })
+
+
+# INT96 from a writer that is not Spark: the read mode decides how ancient values are rebased
+for _mode in ["LEGACY", "CORRECTED"]:
+    _add_pyarrow(f"int96-ancient-{_mode.lower()}", make_table=ancient_table, use_deprecated_int96_timestamps=True,
+                 conf={"spark.sql.parquet.int96RebaseModeInRead": _mode,
+                       "spark.sql.parquet.datetimeRebaseModeInRead": _mode})
+
+# binaryAsString: BYTE_ARRAY columns without a STRING annotation read as strings
+_add_pyarrow("binary-as-string", conf={"spark.sql.parquet.binaryAsString": "true"})
+
+
+def _write_field_ids(folder: Path, _sources: "Sources") -> None:
+    table = datagen.make_table({"c_int": pa.int32(), "c_string": pa.string(), "c_double": pa.float64(),
+                                "c_date": pa.date32()}, ROWS, _seed("pyarrow-field-ids"), "some")
+    fields = [f.with_metadata({b"PARQUET:field_id": str(i + 1).encode()}) for i, f in enumerate(table.schema)]
+    datagen.write(pa.Table.from_arrays(table.columns, schema=pa.schema(fields)), folder / "data.parquet")
+
+
+def _field_id_schema(_folder: Path) -> T.StructType:
+    """Other names, another order, matched by field id; id 99 is in no file: nulls."""
+    def field(name, dtype, fid):
+        return T.StructField(name, dtype, True, {"parquet.field.id": fid})
+
+    return T.StructType([field("renamed_string", T.StringType(), 2), field("renamed_int", T.IntegerType(), 1),
+                         field("no_such_id", T.LongType(), 99), field("renamed_date", T.DateType(), 4)])
+
+
+CASES.append(Case("pyarrow-field-ids", _write_field_ids, schema=_field_id_schema,
+                  conf=(("spark.sql.parquet.fieldId.read.enabled", "true"),)))
+
+
 # ---- DuckDB ---------------------------------------------------------------------------------
 
-def duckdb_query(seed: int, rows: int = 6000, unsigned: bool = False) -> str:
+def duckdb_query(seed: int, rows: int = 5000, unsigned: bool = False) -> str:
     """A deterministic pseudo-random table in DuckDB SQL: signed and unsigned ints over their
     full ranges, floats with NaN/inf/-0.0, strings, blobs, decimals (INT32/INT64/FLBA),
     dates, timestamps (us, ms, s; with and without time zone), UUIDs, booleans, JSON, ENUM,
@@ -389,22 +437,34 @@ def _duckdb_schema(folder: Path) -> str:
     return ddl
 
 
+#: Widenings vanilla Spark 4.1 reads: int -> long/double/decimal, float -> double, decimal
+#: precision and scale up, date -> timestamp_ntz, tinyint/smallint up.
+WIDENED_SCHEMA = (
+    "c_id decimal(25,0), c_int bigint, c_bigint decimal(30,0), c_tinyint int, c_smallint double, "
+    "c_float double, c_dec_4_1 decimal(10,2), c_dec_9_2 decimal(20,4), c_dec_18_3 decimal(38,10), "
+    "c_date timestamp_ntz, c_string string"
+)
+
+
 for _version in ["V1", "V2"]:
     for _codec in ["uncompressed", "snappy", "gzip", "zstd", "lz4", "brotli"]:
         _id = f"duckdb-{_version}-{_codec}"
         CASES.append(Case(_id, _duckdb_case(_id, _version, _codec), schema=_duckdb_schema, duckdb_oracle=True))
     _id = f"duckdb-{_version}-unsigned"
     CASES.append(Case(_id, _duckdb_case(_id, _version, "zstd", unsigned=True), schema=_duckdb_schema, duckdb_oracle=True))
+    # Spark 4.1's read-side type widening: a read schema wider than the file's
+    _id = f"duckdb-{_version}-widened"
+    CASES.append(Case(_id, _duckdb_case(_id, _version, "snappy"), schema=WIDENED_SCHEMA, duckdb_oracle=True))
 
 
 # ---- Spark ----------------------------------------------------------------------------------
 
+#: Spark's writer settings; the defaults (dictionary on, snappy) are "codec-snappy".
 SPARK_SETTINGS: dict[str, dict[str, str]] = {
-    "dict": {"parquet.enable.dictionary": "true"},
     "nodict": {"parquet.enable.dictionary": "false"},
     "dict-fallback": {"parquet.dictionary.page.size": "512"},
-    "tiny-pages": {"parquet.page.size": "64", "parquet.page.size.row.check.min": "2",
-                   "parquet.page.size.row.check.max": "4", "parquet.dictionary.page.size": "2048"},
+    "tiny-pages": {"parquet.page.size": "256", "parquet.page.size.row.check.min": "4",
+                   "parquet.page.size.row.check.max": "16", "parquet.dictionary.page.size": "2048"},
     "large-pages": {"parquet.page.size": str(8 << 20), "parquet.block.size": str(256 << 20)},
     **{f"codec-{c}": {"spark.sql.parquet.compression.codec": c}
        for c in ["none", "snappy", "gzip", "zstd", "lz4", "lz4_raw"]},
@@ -412,7 +472,8 @@ SPARK_SETTINGS: dict[str, dict[str, str]] = {
     "v2-nodict": {"parquet.writer.version": "PARQUET_2_0", "parquet.enable.dictionary": "false"},
     "v2-byte-stream-split": {"parquet.writer.version": "PARQUET_2_0", "parquet.enable.dictionary": "false",
                              "parquet.enable.bytestreamsplit": "true"},
-    **{f"ts-{t}": {"spark.sql.parquet.outputTimestampType": t} for t in ["INT96", "TIMESTAMP_MICROS", "TIMESTAMP_MILLIS"]},
+    # TIMESTAMP_MICROS is what the other settings write
+    **{f"ts-{t}": {"spark.sql.parquet.outputTimestampType": t} for t in ["INT96", "TIMESTAMP_MILLIS"]},
 }
 
 
@@ -423,7 +484,10 @@ def _spark_write(folder: Path, sources: "Sources", source: Path, settings: dict[
     settings = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS", **settings}
     sql_conf = {k: v for k, v in settings.items() if k.startswith("spark.")}
     options = {k: v for k, v in settings.items() if not k.startswith("spark.")}
-    with conf(spark, {**REFERENCE_CONF, **sql_conf}):
+    # the sources come from pyarrow: their ancient values are already Gregorian
+    as_written = {"spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
+                  "spark.sql.parquet.int96RebaseModeInRead": "CORRECTED"}
+    with conf(spark, {**REFERENCE_CONF, **as_written, **sql_conf}):
         df = spark.read.parquet(str(source))
         df.repartition(2, df.columns[1]).write.options(**options).mode("overwrite").parquet(str(folder / "out"))
 
@@ -434,6 +498,12 @@ for _name, _settings in SPARK_SETTINGS.items():
 CASES.append(Case("spark-decimals-1-38", lambda f, s: _spark_write(f, s, s.decimal_source(), {})))
 CASES.append(Case("spark-decimals-1-38-legacy",
                   lambda f, s: _spark_write(f, s, s.decimal_source(), {"spark.sql.parquet.writeLegacyFormat": "true"})))
+# ancient dates and timestamps written in LEGACY mode: the file says so, and readers rebase them
+for _ts in ["TIMESTAMP_MICROS", "TIMESTAMP_MILLIS", "INT96"]:
+    CASES.append(Case(f"spark-legacy-rebase-{_ts.lower()}", lambda f, s, t=_ts: _spark_write(
+        f, s, s.ancient_source(), {"spark.sql.parquet.outputTimestampType": t,
+                                   "spark.sql.parquet.datetimeRebaseModeInWrite": "LEGACY",
+                                   "spark.sql.parquet.int96RebaseModeInWrite": "LEGACY"})))
 
 
 # ---- parquet-java ---------------------------------------------------------------------------
@@ -555,6 +625,9 @@ class Sources:
     def wide_source(self) -> Path:
         # Spark writes unsigned ints as the signed types it reads them as
         return self._source("wide", lambda: wide_table(_seed("spark-source"), unsigned=True))
+
+    def ancient_source(self) -> Path:
+        return self._source("ancient", lambda: ancient_table(_seed("spark-ancient")))
 
     def decimal_source(self) -> Path:
         def table():
