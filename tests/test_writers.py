@@ -183,9 +183,11 @@ def _pyarrow_case(case_id: str, make_table: Callable[[int], pa.Table], **options
     return write
 
 
-def _add_pyarrow(case_id: str, make_table=wide_table, conf: dict | None = None, **options) -> None:
+def _add_pyarrow(case_id: str, make_table=wide_table, read_conf: dict | None = None, **options) -> None:
+    """A pyarrow case: ``make_table(seed)`` written with ``pq.write_table`` options (plus
+    ``encoding``: that encoding on every column that allows it), read with ``read_conf``."""
     CASES.append(Case(f"pyarrow-{case_id}", _pyarrow_case(f"pyarrow-{case_id}", make_table, **options),
-                      conf=tuple((conf or {}).items())))
+                      conf=tuple((read_conf or {}).items())))
 
 
 # codecs x data page versions; pyarrow's "lz4" is LZ4_RAW
@@ -245,8 +247,8 @@ def timestamps_table(seed: int, units=("s", "ms", "us")) -> pa.Table:
 
 _add_pyarrow("timestamp-units", make_table=timestamps_table)
 _add_pyarrow("timestamp-units-plain-v2", make_table=timestamps_table, use_dictionary=False, data_page_version="2.0")
-_add_pyarrow("timestamp-nanos", make_table=lambda s: timestamps_table(s, ("ns", "us")), conf=NANOS_AS_LONG)
-_add_pyarrow("timestamp-nanos-delta", make_table=lambda s: timestamps_table(s, ("ns",)), conf=NANOS_AS_LONG,
+_add_pyarrow("timestamp-nanos", make_table=lambda s: timestamps_table(s, ("ns", "us")), read_conf=NANOS_AS_LONG)
+_add_pyarrow("timestamp-nanos-delta", make_table=lambda s: timestamps_table(s, ("ns",)), read_conf=NANOS_AS_LONG,
              encoding="DELTA_BINARY_PACKED", data_page_version="2.0")
 # format 2.4 has no nanoseconds: pyarrow writes them as microseconds
 _add_pyarrow("timestamp-nanos-as-micros", make_table=lambda s: timestamps_table(s, ("ns",)), version="2.4",
@@ -328,11 +330,11 @@ def ancient_table(seed: int) -> pa.Table:
 # INT96 from a writer that is not Spark: the read mode decides how ancient values are rebased
 for _mode in ["LEGACY", "CORRECTED"]:
     _add_pyarrow(f"int96-ancient-{_mode.lower()}", make_table=ancient_table, use_deprecated_int96_timestamps=True,
-                 conf={"spark.sql.parquet.int96RebaseModeInRead": _mode,
-                       "spark.sql.parquet.datetimeRebaseModeInRead": _mode})
+                 read_conf={"spark.sql.parquet.int96RebaseModeInRead": _mode,
+                            "spark.sql.parquet.datetimeRebaseModeInRead": _mode})
 
 # binaryAsString: BYTE_ARRAY columns without a STRING annotation read as strings
-_add_pyarrow("binary-as-string", conf={"spark.sql.parquet.binaryAsString": "true"})
+_add_pyarrow("binary-as-string", read_conf={"spark.sql.parquet.binaryAsString": "true"})
 
 
 def _write_field_ids(folder: Path, _sources: "Sources") -> None:
