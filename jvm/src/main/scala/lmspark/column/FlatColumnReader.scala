@@ -229,6 +229,7 @@ final class FlatColumnReader(
     case PrimitiveTypeName.INT64 | PrimitiveTypeName.DOUBLE => new PlainFixedWidthDecoder(8)
     case PrimitiveTypeName.BINARY => new PlainByteArrayDecoder
     case PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY => new PlainFixedLenByteArrayDecoder(typeLength)
+    case PrimitiveTypeName.INT96 => new PlainFixedLenByteArrayDecoder(12)
     case other => throw ctx.error(s"PLAIN $other values are not supported")
   }
 }

@@ -139,3 +139,209 @@ object VectorWriter {
     }
   }
 }
+
+/** Writers for Spark's read-side conversions beyond the identity: widenings (INT32 -> long /
+  * double / decimal, FLOAT -> double, DATE -> TIMESTAMP_NTZ, decimal precision / scale increases),
+  * unsigned integers, INT96 timestamps and LEGACY datetime rebasing. Each mirrors one updater of
+  * Spark 4.1's `ParquetVectorUpdaterFactory` value for value. They read physical values into a
+  * reusable scratch array, then convert. */
+object ConvertingWriters {
+
+  /** A reusable scratch array per writer instance (writers are per column reader). */
+  private[column] abstract class IntSource extends VectorWriter {
+    private[this] var scratch = new Array[Int](256)
+    final def write(dec: ValuesDecoder, n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      if (scratch.length < n) scratch = new Array[Int](math.max(n, scratch.length * 2))
+      dec.readIntArray(n, scratch, 0)
+      convert(scratch, n, v, rowId)
+    }
+    protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit
+  }
+
+  private[column] abstract class LongSource extends VectorWriter {
+    private[this] var scratch = new Array[Long](256)
+    final def write(dec: ValuesDecoder, n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      if (scratch.length < n) scratch = new Array[Long](math.max(n, scratch.length * 2))
+      dec.readLongArray(n, scratch, 0)
+      convert(scratch, n, v, rowId)
+    }
+    protected def convert(src: Array[Long], n: Int, v: WritableColumnVector, rowId: Int): Unit
+  }
+
+  private[column] abstract class BinarySource extends VectorWriter with BinarySink {
+    protected[this] var target: WritableColumnVector = _
+    final def write(dec: ValuesDecoder, n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      target = v
+      try dec.readBinaryValues(n, this, rowId) finally target = null
+    }
+  }
+
+  /** INT32 -> LongType (also INT32 DECIMAL read as a 64-bit decimal of the same scale). */
+  final class IntsAsLongs extends IntSource {
+    protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      var i = 0
+      while (i < n) { v.putLong(rowId + i, src(i).toLong); i += 1 }
+    }
+  }
+
+  /** INT32 UINT_32 -> LongType. */
+  final class UnsignedIntsAsLongs extends IntSource {
+    protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      var i = 0
+      while (i < n) { v.putLong(rowId + i, Integer.toUnsignedLong(src(i))); i += 1 }
+    }
+  }
+
+  /** INT32 -> DoubleType. */
+  final class IntsAsDoubles extends IntSource {
+    protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      var i = 0
+      while (i < n) { v.putDouble(rowId + i, src(i).toDouble); i += 1 }
+    }
+  }
+
+  /** INT32 -> a decimal wider than 18 digits of the same scale: minimal two's complement bytes. */
+  final class IntsAsBinaryDecimals extends IntSource {
+    protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      var i = 0
+      while (i < n) { v.putByteArray(rowId + i, java.math.BigInteger.valueOf(src(i).toLong).toByteArray); i += 1 }
+    }
+  }
+
+  /** INT64 -> a decimal wider than 18 digits of the same scale. */
+  final class LongsAsBinaryDecimals extends LongSource {
+    protected def convert(src: Array[Long], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      var i = 0
+      while (i < n) { v.putByteArray(rowId + i, java.math.BigInteger.valueOf(src(i)).toByteArray); i += 1 }
+    }
+  }
+
+  /** INT64 UINT_64 -> DecimalType(20, 0): the unsigned value as big-endian two's complement bytes
+    * (a leading zero byte when the top bit is set). */
+  final class UnsignedLongsAsDecimals extends LongSource {
+    private[this] val bytes = new Array[Byte](9)
+    protected def convert(src: Array[Long], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      var i = 0
+      while (i < n) {
+        val x = src(i)
+        var k = 8
+        while (k >= 1) { bytes(k) = (x >>> (8 * (8 - k))).toByte; k -= 1 }
+        bytes(0) = 0
+        // minimal form: drop leading zero bytes while the next byte keeps the sign positive
+        var s = 0
+        while (s < 8 && bytes(s) == 0 && bytes(s + 1) >= 0) s += 1
+        v.putByteArray(rowId + i, bytes, s, 9 - s)
+        i += 1
+      }
+    }
+  }
+
+  /** FLOAT -> DoubleType (exact widening). */
+  final class FloatsAsDoubles extends VectorWriter {
+    private[this] var scratch: WritableColumnVector = _
+    private[this] var capacity = 0
+    def write(dec: ValuesDecoder, n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      if (scratch == null || capacity < n) {
+        capacity = math.max(n, 256)
+        scratch = new org.apache.spark.sql.execution.vectorized.OnHeapColumnVector(
+          capacity, org.apache.spark.sql.types.FloatType)
+      }
+      dec.readFloats(n, scratch, 0)
+      var i = 0
+      while (i < n) { v.putDouble(rowId + i, scratch.getFloat(i).toDouble); i += 1 }
+    }
+  }
+
+  /** INT32 DATE -> DateType in LEGACY mode: hybrid-calendar days rebased to Gregorian. */
+  final class DatesRebased extends IntSource {
+    protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      var i = 0
+      while (i < n) { v.putInt(rowId + i, SparkRebase.rebaseDays(src(i))); i += 1 }
+    }
+  }
+
+  /** INT32 DATE -> TimestampNTZType (midnight UTC), after the file's date rebase rule. */
+  final class DatesAsTimestampNtz(rebase: RebaseCheck) extends IntSource {
+    protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      var i = 0
+      while (i < n) {
+        val d = src(i)
+        val days = rebase match {
+          case RebaseCheck.None => d
+          case RebaseCheck.FailOnAncient =>
+            if (d < SparkRebase.lastSwitchJulianDay) throw SparkRebase.readException()
+            d
+          case _: RebaseCheck.Legacy => SparkRebase.rebaseDays(d)
+        }
+        v.putLong(rowId + i, SparkRebase.daysToMicros(days))
+        i += 1
+      }
+    }
+  }
+
+  /** INT64 TIMESTAMP(MICROS or MILLIS) -> TimestampType in LEGACY mode, rebased in `timeZone`. */
+  final class TimestampsRebased(millis: Boolean, timeZone: String) extends LongSource {
+    protected def convert(src: Array[Long], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      var i = 0
+      while (i < n) {
+        val micros = if (millis) SparkRebase.millisToMicros(src(i)) else src(i)
+        v.putLong(rowId + i, SparkRebase.rebaseMicros(timeZone, micros))
+        i += 1
+      }
+    }
+  }
+
+  /** INT96 -> TimestampType / TimestampNTZType: Julian day + nanos of day as micros, then the
+    * INT96 rebase rule (never for NTZ) and Spark's optional time zone conversion. */
+  final class Int96Timestamps(rebase: RebaseCheck, convertTz: Option[java.time.ZoneId]) extends BinarySource {
+    private[this] val zone = convertTz.orNull
+    def accept(rowId: Int, bytes: Array[Byte], offset: Int, length: Int): Unit = {
+      if (length != 12) throw new lmspark.decode.DecodeException(s"INT96 value of $length bytes")
+      val julian = SparkRebase.int96ToMicros(bytes, offset)
+      val micros = rebase match {
+        case RebaseCheck.None => julian
+        case RebaseCheck.FailOnAncient =>
+          if (julian < SparkRebase.lastSwitchJulianTs) throw SparkRebase.int96ReadException()
+          julian
+        case RebaseCheck.Legacy(tz) => SparkRebase.rebaseMicros(tz, julian)
+      }
+      target.putLong(rowId, if (zone == null) micros else SparkRebase.convertTz(micros, zone))
+    }
+  }
+
+  /** How a decimal rescale stores its result: Spark's `DecimalUpdater.writeDecimal`. */
+  private def putDecimal(v: WritableColumnVector, rowId: Int, unscaled: java.math.BigInteger, fromScale: Int,
+      to: org.apache.spark.sql.types.DecimalType): Unit = {
+    val scaled = new java.math.BigDecimal(unscaled, fromScale).setScale(to.scale, java.math.RoundingMode.UNNECESSARY)
+    val u = scaled.unscaledValue()
+    if (to.precision <= org.apache.spark.sql.types.Decimal.MAX_INT_DIGITS) v.putInt(rowId, u.intValue())
+    else if (to.precision <= org.apache.spark.sql.types.Decimal.MAX_LONG_DIGITS) v.putLong(rowId, u.longValue())
+    else v.putByteArray(rowId, u.toByteArray)
+  }
+
+  /** INT32 (DECIMAL or plain signed integer, scale `fromScale`) -> a wider decimal `to`. */
+  final class IntsAsDecimals(fromScale: Int, to: org.apache.spark.sql.types.DecimalType) extends IntSource {
+    protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      var i = 0
+      while (i < n) { putDecimal(v, rowId + i, java.math.BigInteger.valueOf(src(i).toLong), fromScale, to); i += 1 }
+    }
+  }
+
+  /** INT64 (DECIMAL or plain signed integer) -> a wider decimal `to`. */
+  final class LongsAsDecimals(fromScale: Int, to: org.apache.spark.sql.types.DecimalType) extends LongSource {
+    protected def convert(src: Array[Long], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+      var i = 0
+      while (i < n) { putDecimal(v, rowId + i, java.math.BigInteger.valueOf(src(i)), fromScale, to); i += 1 }
+    }
+  }
+
+  /** BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY DECIMAL -> a wider decimal `to` (or the same one, stored by
+    * Spark's general path). Empty input reads as zero, as `new BigInteger` would reject it; Spark
+    * fails on it, so we raise a decode error naming the value. */
+  final class BinariesAsDecimals(fromScale: Int, to: org.apache.spark.sql.types.DecimalType) extends BinarySource {
+    def accept(rowId: Int, bytes: Array[Byte], offset: Int, length: Int): Unit = {
+      if (length == 0) throw new lmspark.decode.DecodeException("empty DECIMAL value")
+      putDecimal(target, rowId, new java.math.BigInteger(bytes, offset, length), fromScale, to)
+    }
+  }
+}
