@@ -98,6 +98,8 @@ object ColumnReaderFactory {
       return Left(s"nested column $path (max definition level ${descriptor.getMaxDefinitionLevel}) is not supported")
     val t = descriptor.getPrimitiveType
     val ann: LogicalTypeAnnotation = t.getLogicalTypeAnnotation
+    if (!isKnownAnnotation(ann))
+      return Left(s"${describe(descriptor)}: logical type $ann is not supported")
     val rebase = options.rebaseCheck
     import ConvertingWriters._
     // The order of the cases follows Spark 4.1's ParquetVectorUpdaterFactory.getUpdater, so that
@@ -175,6 +177,16 @@ object ColumnReaderFactory {
       case _ => return Left(s"${describe(descriptor)} as $sparkType is not supported")
     }
     Right(writer)
+  }
+
+  /** Annotations whose values we know how to read; anything else (FLOAT16, GEOMETRY, GEOGRAPHY,
+    * VARIANT, INTERVAL, TIME, UNKNOWN, future types) goes to Spark's reader with a reason. */
+  private def isKnownAnnotation(a: LogicalTypeAnnotation): Boolean = a match {
+    case null => true
+    case _: IntLogicalTypeAnnotation | _: DateLogicalTypeAnnotation | _: DecimalLogicalTypeAnnotation |
+        _: TimestampLogicalTypeAnnotation | _: StringLogicalTypeAnnotation | _: EnumLogicalTypeAnnotation |
+        _: JsonLogicalTypeAnnotation | _: BsonLogicalTypeAnnotation | _: UUIDLogicalTypeAnnotation => true
+    case _ => false
   }
 
   private def isUnsignedInt(a: LogicalTypeAnnotation, width: Int): Boolean = a match {

@@ -34,14 +34,16 @@ class ColumnReaderFactorySuite extends AnyFunSuite {
 
   test("unsupported pairings name both types") {
     val cases = Seq(
-      leaf(PrimitiveTypeName.INT96) -> TimestampType,
+      leaf(PrimitiveTypeName.INT96) -> LongType,
       leaf(PrimitiveTypeName.INT32) -> StringType,
-      leaf(PrimitiveTypeName.INT32) -> LongType,
-      leaf(PrimitiveTypeName.INT32, LogicalTypeAnnotation.intType(32, false)) -> IntegerType,
+      leaf(PrimitiveTypeName.INT64) -> IntegerType,
+      leaf(PrimitiveTypeName.INT64, LogicalTypeAnnotation.intType(64, false)) -> DecimalType(20, 1),
       leaf(PrimitiveTypeName.INT64, LogicalTypeAnnotation.timestampType(true, TimeUnit.NANOS)) -> TimestampType,
       leaf(PrimitiveTypeName.INT64, LogicalTypeAnnotation.timestampType(true, TimeUnit.MICROS)) -> TimestampNTZType,
       leaf(PrimitiveTypeName.INT64, LogicalTypeAnnotation.decimalType(2, 12)) -> DecimalType(12, 3),
-      leaf(PrimitiveTypeName.FLOAT) -> DoubleType,
+      leaf(PrimitiveTypeName.INT32) -> DecimalType(9, 0),
+      leaf(PrimitiveTypeName.FLOAT) -> LongType,
+      leaf(PrimitiveTypeName.DOUBLE) -> FloatType,
       leaf(PrimitiveTypeName.BINARY, LogicalTypeAnnotation.stringType()) -> IntegerType)
     for ((d, t) <- cases) {
       val reason = ColumnReaderFactory.unsupportedReason(d, t)
@@ -49,8 +51,40 @@ class ColumnReaderFactorySuite extends AnyFunSuite {
       assert(reason.get.contains(d.getPrimitiveType.getPrimitiveTypeName.name) && reason.get.contains(t.toString),
         reason.get)
     }
-    assert(ColumnReaderFactory.unsupportedReason(leaf(PrimitiveTypeName.INT96), TimestampType).get ==
-      "INT96 as TimestampType is not supported")
+    assert(ColumnReaderFactory.unsupportedReason(leaf(PrimitiveTypeName.INT96), LongType).get ==
+      "INT96 as LongType is not supported")
+  }
+
+  test("unknown or unsupported logical types are refused with the type named, whatever the Spark type") {
+    val cases = Seq(
+      leaf(PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY, LogicalTypeAnnotation.float16Type(), length = 2) -> BinaryType,
+      leaf(PrimitiveTypeName.BINARY, LogicalTypeAnnotation.unknownType()) -> BinaryType,
+      leaf(PrimitiveTypeName.INT32, LogicalTypeAnnotation.unknownType()) -> IntegerType,
+      leaf(PrimitiveTypeName.INT32, LogicalTypeAnnotation.timeType(true, TimeUnit.MILLIS)) -> IntegerType,
+      leaf(PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY, LogicalTypeAnnotation.IntervalLogicalTypeAnnotation.getInstance(),
+        length = 12) -> BinaryType)
+    for ((d, t) <- cases) {
+      val reason = ColumnReaderFactory.unsupportedReason(d, t)
+      assert(reason.exists(_.contains(d.getPrimitiveType.getLogicalTypeAnnotation.toString)), s"$d as $t: $reason")
+    }
+  }
+
+  test("Spark's read-side conversions are accepted (values are checked against Spark in TypeConversionSuite)") {
+    val cases = Seq(
+      leaf(PrimitiveTypeName.INT96) -> TimestampType,
+      leaf(PrimitiveTypeName.INT96) -> TimestampNTZType,
+      leaf(PrimitiveTypeName.INT32) -> LongType,
+      leaf(PrimitiveTypeName.INT32) -> DoubleType,
+      leaf(PrimitiveTypeName.INT32) -> DecimalType(10, 0),
+      leaf(PrimitiveTypeName.INT32, LogicalTypeAnnotation.intType(32, false)) -> LongType,
+      leaf(PrimitiveTypeName.INT64, LogicalTypeAnnotation.intType(64, false)) -> DecimalType(20, 0),
+      leaf(PrimitiveTypeName.INT32, LogicalTypeAnnotation.dateType()) -> TimestampNTZType,
+      leaf(PrimitiveTypeName.FLOAT) -> DoubleType,
+      leaf(PrimitiveTypeName.INT64, LogicalTypeAnnotation.decimalType(2, 12)) -> DecimalType(14, 4),
+      leaf(PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY, LogicalTypeAnnotation.uuidType(), length = 16) -> BinaryType,
+      leaf(PrimitiveTypeName.BINARY, LogicalTypeAnnotation.jsonType()) -> StringType,
+      leaf(PrimitiveTypeName.BINARY, LogicalTypeAnnotation.bsonType()) -> BinaryType)
+    for ((d, t) <- cases) assert(ColumnReaderFactory.unsupportedReason(d, t).isEmpty, s"$d as $t")
   }
 
   test("nested and repeated leaves are refused") {
