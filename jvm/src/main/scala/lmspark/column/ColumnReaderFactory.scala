@@ -24,8 +24,8 @@ object ColumnReaderFactory {
   /** Level encodings, also listed in chunk metadata. */
   private val LevelEncodings: Set[Encoding] = Set(Encoding.RLE, Encoding.BIT_PACKED)
 
-  /** Value encodings our decoders implement for `physical` values, as the spec allows them per
-    * physical type ([[PageDecoders]] builds a decoder for each non-dictionary one). */
+  /** Value encodings our decoders implement for `physical` values: all the spec allows per physical
+    * type, none for INT96 (never read). [[PageDecoders]] builds a decoder for each non-dictionary one. */
   private[column] def dataEncodings(physical: PrimitiveTypeName): Set[Encoding] = physical match {
     case PrimitiveTypeName.BOOLEAN => CommonDataEncodings + Encoding.RLE
     case PrimitiveTypeName.INT32 | PrimitiveTypeName.INT64 =>
@@ -35,7 +35,7 @@ object ColumnReaderFactory {
       CommonDataEncodings + Encoding.DELTA_LENGTH_BYTE_ARRAY + Encoding.DELTA_BYTE_ARRAY
     case PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY =>
       CommonDataEncodings + Encoding.DELTA_BYTE_ARRAY + Encoding.BYTE_STREAM_SPLIT
-    case _ => CommonDataEncodings
+    case _ => Set.empty
   }
 
   private val Codecs: Set[CompressionCodecName] = Set(
