@@ -133,11 +133,27 @@ class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
     assert(m(LmMetrics.BytesRead).value > 0)
   }
 
-  test("a file whose encoding lmspark does not read goes to Spark's reader inside our scan") {
+  test("a v2 file with DELTA encodings is read by lmspark itself") {
     val p = newDir("delta")
-    spark.range(0, 3000).select(col("id"), (col("id") * 3).cast("int").as("x"))
+    spark.range(0, 3000).select(col("id"), (col("id") * 3).cast("int").as("x"), concat(lit("k"), col("id")).as("s"))
       .write.option("parquet.writer.version", "v2").option("parquet.enable.dictionary", "false")
       .parquet(p)
+    val plan = checkSparkAnswerAndLmUsed(spark.read.parquet(p).where(col("x") % 2 === 0))
+    val m = lmScans(plan).head.metrics
+    assert(m(LmMetrics.FilesFallback).value == 0)
+    assert(m(LmMetrics.FilesRead).value >= 1)
+  }
+
+  /** Writes rows [from, until) with a timestamp column stored as `timestampType`. */
+  private def writeWithTimestamps(p: String, from: Long, until: Long, timestampType: String, mode: String): Unit =
+    withConf("spark.sql.parquet.outputTimestampType" -> timestampType) {
+      spark.range(from, until).select(col("id"), (col("id") * 3).cast("int").as("x"),
+        timestamp_seconds(col("id")).as("ts")).write.mode(mode).parquet(p)
+    }
+
+  test("a file lmspark does not read (INT96 timestamps) goes to Spark's reader inside our scan") {
+    val p = newDir("int96")
+    writeWithTimestamps(p, 0, 3000, "INT96", "overwrite")
     val plan = checkSparkAnswerAndLmUsed(spark.read.parquet(p).where(col("x") % 2 === 0))
     val m = lmScans(plan).head.metrics
     assert(m(LmMetrics.FilesFallback).value >= 1)
@@ -155,11 +171,9 @@ class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
   }
 
   test("without whole-stage codegen or with many columns, a file handed to Spark's reader still gives batches") {
-    val p = newDir("delta-nocodegen")
-    spark.range(0, 3000).select(col("id"), (col("id") * 3).cast("int").as("x"))
-      .write.option("parquet.writer.version", "v2").option("parquet.enable.dictionary", "false")
-      .parquet(p)
-    spark.range(0, 100).select(col("id"), col("id").cast("int").as("x")).write.mode("append").parquet(p)
+    val p = newDir("int96-nocodegen")
+    writeWithTimestamps(p, 0, 3000, "INT96", "overwrite")
+    writeWithTimestamps(p, 0, 100, "TIMESTAMP_MICROS", "append")
     for ((k, v) <- Seq("spark.sql.codegen.wholeStage" -> "false", "spark.sql.codegen.maxFields" -> "1")) {
       withConf(k -> v) {
         val plan = checkSparkAnswerAndLmUsed(spark.read.parquet(p))

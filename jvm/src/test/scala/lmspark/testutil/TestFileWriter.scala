@@ -33,16 +33,16 @@ import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 sealed abstract class EncMode(
     val usesDictionary: Boolean,
     val fallsBack: Boolean,
-    val pageRowLimit: Int = 97,
-    val pageBytes: Int = 1024)
+    val pageRowLimit: Int,
+    val pageBytes: Int)
 object EncMode {
   /** Dictionary disabled: PLAIN values (RLE booleans in v2). */
-  case object Plain extends EncMode(false, false)
+  case object Plain extends EncMode(false, false, 97, 1024)
   /** Low-cardinality values and a large dictionary limit: every page dictionary-encoded. */
-  case object Dict extends EncMode(true, false)
+  case object Dict extends EncMode(true, false, 97, 1024)
   /** Low-cardinality values first, then high-cardinality values with a tiny dictionary limit: the
     * chunk starts with dictionary pages and falls back to PLAIN pages mid-chunk. */
-  case object Fallback extends EncMode(true, true)
+  case object Fallback extends EncMode(true, true, 97, 1024)
   /** Dictionary disabled, DELTA encodings: DELTA_BINARY_PACKED INT32 / INT64, DELTA_BYTE_ARRAY for
     * string-like BYTE_ARRAY (strings share prefixes) and FIXED_LEN_BYTE_ARRAY, DELTA_LENGTH_BYTE_ARRAY
     * for other BYTE_ARRAY (binary, decimal). FLOAT / DOUBLE have no DELTA encoding: PLAIN. */
@@ -54,7 +54,9 @@ object EncMode {
     * INT32 / INT64 and DELTA_BYTE_ARRAY BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY pages; FLOAT / DOUBLE
     * (which v2 would fall back to PLAIN, as `Fallback` does) fall back to BYTE_STREAM_SPLIT. */
   case object DictDelta extends EncMode(true, true, 331, 16384)
-  val all: Seq[EncMode] = Seq(Plain, Dict, Fallback, Delta, Bss, DictDelta)
+  // No default constructor arguments above: they would live in this object, and a case object
+  // initialised first would then see `all` built while it is still null.
+  lazy val all: Seq[EncMode] = Seq(Plain, Dict, Fallback, Delta, Bss, DictDelta)
 
   /** The value encoding `mode` writes for a column once it is not (or no longer) dictionary
     * encoded, given page version `v2`. */
