@@ -17,11 +17,26 @@ import lmspark.io.PageSource
   * unsupported, so the scan layer can hand the file to Spark's own reader. */
 object ColumnReaderFactory {
 
-  /** Value encodings our decoders implement (RLE only for BOOLEAN values). Level encodings RLE and
-    * BIT_PACKED are also accepted in chunk metadata. */
-  private val DataEncodings: Set[Encoding] = Set(Encoding.PLAIN, Encoding.PLAIN_DICTIONARY, Encoding.RLE_DICTIONARY)
+  /** Data page encodings every physical type allows. */
+  private val CommonDataEncodings: Set[Encoding] =
+    Set(Encoding.PLAIN, Encoding.PLAIN_DICTIONARY, Encoding.RLE_DICTIONARY)
   private val DictionaryPageEncodings: Set[Encoding] = Set(Encoding.PLAIN, Encoding.PLAIN_DICTIONARY)
-  private val ChunkEncodings: Set[Encoding] = DataEncodings + Encoding.RLE + Encoding.BIT_PACKED
+  /** Level encodings, also listed in chunk metadata. */
+  private val LevelEncodings: Set[Encoding] = Set(Encoding.RLE, Encoding.BIT_PACKED)
+
+  /** Value encodings our decoders implement for `physical` values: all the spec allows per physical
+    * type (INT96: PLAIN and dictionary). [[PageDecoders]] builds a decoder for each non-dictionary one. */
+  private[column] def dataEncodings(physical: PrimitiveTypeName): Set[Encoding] = physical match {
+    case PrimitiveTypeName.BOOLEAN => CommonDataEncodings + Encoding.RLE
+    case PrimitiveTypeName.INT32 | PrimitiveTypeName.INT64 =>
+      CommonDataEncodings + Encoding.DELTA_BINARY_PACKED + Encoding.BYTE_STREAM_SPLIT
+    case PrimitiveTypeName.FLOAT | PrimitiveTypeName.DOUBLE => CommonDataEncodings + Encoding.BYTE_STREAM_SPLIT
+    case PrimitiveTypeName.BINARY =>
+      CommonDataEncodings + Encoding.DELTA_LENGTH_BYTE_ARRAY + Encoding.DELTA_BYTE_ARRAY
+    case PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY =>
+      CommonDataEncodings + Encoding.DELTA_BYTE_ARRAY + Encoding.BYTE_STREAM_SPLIT
+    case PrimitiveTypeName.INT96 => CommonDataEncodings
+  }
 
   private val Codecs: Set[CompressionCodecName] = Set(
     CompressionCodecName.UNCOMPRESSED,
@@ -31,7 +46,7 @@ object ColumnReaderFactory {
     CompressionCodecName.LZ4_RAW)
 
   /** None when we can read this leaf as `sparkType`; otherwise a short human reason naming both
-    * types, e.g. "INT96 as TimestampType is not supported". */
+    * types, e.g. "INT96 as LongType is not supported". */
   def unsupportedReason(descriptor: ColumnDescriptor, sparkType: DataType): Option[String] =
     plan(descriptor, sparkType, ColumnReadOptions()).left.toOption
 
@@ -56,15 +71,16 @@ object ColumnReaderFactory {
     }
 
   private def chunkReason(descriptor: ColumnDescriptor, chunk: ColumnChunkMetaData): Option[String] = {
-    val isBoolean = descriptor.getPrimitiveType.getPrimitiveTypeName == PrimitiveTypeName.BOOLEAN
+    val physical = descriptor.getPrimitiveType.getPrimitiveTypeName
+    val okData = dataEncodings(physical)
     if (chunk.isEncrypted) return Some("encrypted column chunks are not supported")
     if (!Codecs.contains(chunk.getCodec)) return Some(s"compression codec ${chunk.getCodec} is not supported")
-    val bad = chunk.getEncodings.asScala.filterNot(ChunkEncodings.contains)
-    if (bad.nonEmpty) return Some(s"encoding ${bad.map(_.name).toSeq.sorted.mkString(", ")} is not supported")
+    val bad = chunk.getEncodings.asScala.filterNot(e => okData.contains(e) || LevelEncodings.contains(e))
+    if (bad.nonEmpty)
+      return Some(s"encoding ${bad.map(_.name).toSeq.sorted.mkString(", ")} is not supported for $physical")
     val stats = chunk.getEncodingStats
     if (stats != null) {
       val data = stats.getDataEncodings.asScala
-      val okData = if (isBoolean) DataEncodings + Encoding.RLE else DataEncodings
       val badData = data.filterNot(okData.contains)
       if (badData.nonEmpty)
         return Some(s"data page encoding ${badData.map(_.name).toSeq.sorted.mkString(", ")} is not supported " +

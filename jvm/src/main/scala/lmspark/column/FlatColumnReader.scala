@@ -12,8 +12,8 @@ import lmspark.io.{DataPageV1, DataPageV2, PageSource}
 
 /** The page loop for one flat leaf (max repetition level 0, max definition level 0 or 1) of one
   * row group: reads the dictionary page once, decodes definition levels and values page by page,
-  * switches between dictionary and plain decoders per page (chunks that fall back mid-chunk), and
-  * skips whole pages by their header row count without decompressing them.
+  * switches between the dictionary decoder and [[PageDecoders]] per page (chunks that fall back
+  * mid-chunk), and skips whole pages by their header row count without decompressing them.
   *
   * Invariants: `rowsConsumed <= rowCount`; `pageRemaining` is the number of rows of the current
   * page not yet read or skipped (0 = no current page); `levels` is null iff `maxDef == 0`.
@@ -40,8 +40,7 @@ final class FlatColumnReader(
 
   private[this] var dictionary: Dictionary = _
   private[this] var dictionaryDecoder: DictionaryIdsDecoder = _
-  private[this] var plainDecoder: ValuesDecoder = _
-  private[this] var rleBooleanDecoder: RleBooleanDecoder = _
+  private[this] val pageDecoders = new PageDecoders(physical, typeLength)
   private[this] var values: ValuesDecoder = _
 
   private[this] val rleLevels = new RleBitPackedDecoder
@@ -206,30 +205,12 @@ final class FlatColumnReader(
 
   private def initValues(encoding: Encoding, bytes: Array[Byte], offset: Int, length: Int, numValues: Int): Unit = {
     values = encoding match {
-      case Encoding.PLAIN =>
-        if (plainDecoder == null) plainDecoder = newPlainDecoder()
-        plainDecoder
       case Encoding.PLAIN_DICTIONARY | Encoding.RLE_DICTIONARY =>
         if (dictionaryDecoder == null)
           throw ctx.error(s"data page is $encoding encoded but the column chunk has no dictionary page")
         dictionaryDecoder
-      case Encoding.RLE if physical == PrimitiveTypeName.BOOLEAN =>
-        if (rleBooleanDecoder == null) rleBooleanDecoder = new RleBooleanDecoder
-        rleBooleanDecoder
-      case other =>
-        throw ctx.error(s"data page encoding $other is not supported for $physical values " +
-          "(the chunk metadata did not announce it)")
+      case other => pageDecoders.forEncoding(other)
     }
     values.init(bytes, offset, length, numValues)
-  }
-
-  private def newPlainDecoder(): ValuesDecoder = physical match {
-    case PrimitiveTypeName.BOOLEAN => new PlainBooleanDecoder
-    case PrimitiveTypeName.INT32 | PrimitiveTypeName.FLOAT => new PlainFixedWidthDecoder(4)
-    case PrimitiveTypeName.INT64 | PrimitiveTypeName.DOUBLE => new PlainFixedWidthDecoder(8)
-    case PrimitiveTypeName.BINARY => new PlainByteArrayDecoder
-    case PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY => new PlainFixedLenByteArrayDecoder(typeLength)
-    case PrimitiveTypeName.INT96 => new PlainFixedLenByteArrayDecoder(12)
-    case other => throw ctx.error(s"PLAIN $other values are not supported")
   }
 }

@@ -19,5 +19,10 @@ package lmspark
   *  - `PlainByteArrayDecoder.scala`, `PlainFixedLenByteArrayDecoder.scala`: PLAIN binaries.
   *  - `Dictionary.scala`: a chunk's decoded dictionary, as primitive arrays / offsets + bytes.
   *  - `DictionaryIdsDecoder.scala`: PLAIN_DICTIONARY / RLE_DICTIONARY data pages (ids -> values).
+  *  - `DeltaBinaryPackedDecoder.scala`: DELTA_BINARY_PACKED INT32 / INT64 (also the lengths and
+  *    prefix lengths of the two encodings below); can tell where its stream ends.
+  *  - `DeltaLengthByteArrayDecoder.scala`: DELTA_LENGTH_BYTE_ARRAY BYTE_ARRAY.
+  *  - `DeltaByteArrayDecoder.scala`: DELTA_BYTE_ARRAY BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY (prefix sharing).
+  *  - `ByteStreamSplitDecoder.scala`: BYTE_STREAM_SPLIT FLOAT / DOUBLE / INT32 / INT64 / FIXED_LEN_BYTE_ARRAY.
   */
 package object decode
