@@ -93,7 +93,7 @@ def write_csv(path, names, rows):
 def write(t, name, **kw):
     # Dictionary encoding for the low-cardinality columns only; the others are PLAIN.
     pq.write_table(t, os.path.join(OUT, name), row_group_size=ROW_GROUP, data_page_size=PAGE_SIZE,
-                   use_dictionary=["word", "i32"], write_statistics=False, **kw)
+                   write_batch_size=50, use_dictionary=["word", "i32"], write_statistics=False, **kw)
 
 
 def fixtures():
