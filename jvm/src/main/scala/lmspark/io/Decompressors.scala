@@ -15,10 +15,19 @@ import org.xerial.snappy.Snappy
   * into a new array of exactly `n` bytes (the page header's uncompressed size), or throws: a
   * [[CorruptCompressedDataException]] when the data is corrupt, truncated or of another size, or
   * whatever the codec library throws on malformed input. The caller bounds `n` before calling, so
-  * the output allocation is never larger than it allows. Implementations keep no state between
-  * calls and are thread-safe. */
+  * the output allocation is never larger than it allows. No data at all for an empty page is
+  * accepted for every codec (writers store zero bytes for it, e.g. parquet-java's SNAPPY and LZ4
+  * compressors). Implementations keep no state between calls and are thread-safe. */
 sealed abstract class Decompressor(val codec: CompressionCodecName) {
-  def decompress(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte]
+  final def decompress(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
+    if (off < 0 || len < 0 || off.toLong + len > src.length || uncompressedSize < 0)
+      throw new IllegalArgumentException(s"bad range [$off, $off + $len) of ${src.length} bytes, or size $uncompressedSize")
+    if (len == 0 && uncompressedSize == 0) Array.emptyByteArray
+    else decode(src, off, len, uncompressedSize)
+  }
+
+  /** `decompress` for data that is not the empty data of an empty page. */
+  protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte]
 
   override def toString: String = s"Decompressor($codec)"
 }
@@ -62,7 +71,7 @@ object Decompressors {
 
   /** Snappy (raw snappy format, as parquet writes it): its preamble must declare the header's size. */
   private object SnappyPages extends Decompressor(CompressionCodecName.SNAPPY) {
-    override def decompress(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
+    override protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
       val declared = Snappy.uncompressedLength(src, off, len)
       if (declared != uncompressedSize)
         corrupt(s"snappy data declares $declared uncompressed bytes, the page header says $uncompressedSize")
@@ -74,7 +83,7 @@ object Decompressors {
 
   /** Zstandard: one or more complete frames filling exactly the output. */
   private object ZstdPages extends Decompressor(CompressionCodecName.ZSTD) {
-    override def decompress(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
+    override protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
       val out = new Array[Byte](uncompressedSize)
       checkSize("zstd", Zstd.decompressByteArray(out, 0, uncompressedSize, src, off, len), uncompressedSize)
       out
@@ -88,7 +97,7 @@ object Decompressors {
 
   /** LZ4_RAW: one LZ4 block. */
   private object Lz4RawPages extends Decompressor(CompressionCodecName.LZ4_RAW) {
-    override def decompress(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
+    override protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
       val out = new Array[Byte](uncompressedSize)
       checkSize("lz4", lz4Block(src, off, len, out, 0, uncompressedSize), uncompressedSize)
       out
@@ -101,11 +110,12 @@ object Decompressors {
     * declared size, the input is used up and the output filled); otherwise the page is one raw
     * block.
     *
-    * Hadoop framing: blocks of [4-byte big-endian uncompressed length] followed by one or more
-    * chunks of [4-byte big-endian compressed length][LZ4 block], until the block's uncompressed
-    * length is produced (Hadoop splits large inputs into several chunks; Arrow's writer writes one). */
+    * Hadoop framing: blocks of [4-byte big-endian uncompressed length] followed by chunks of
+    * [4-byte big-endian compressed length][LZ4 block] until the block's uncompressed length is
+    * produced (Hadoop splits large inputs into several chunks; Arrow's writer writes one). A block
+    * of length 0 has no chunk (Hadoop) or one chunk that decodes to nothing (Arrow). */
   private object Lz4Pages extends Decompressor(CompressionCodecName.LZ4) {
-    override def decompress(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
+    override protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
       val out = new Array[Byte](uncompressedSize)
       if (!hadoopFramed(src, off, len, out)) {
         val n =
@@ -128,22 +138,28 @@ object Decompressors {
       val end = off + len
       var p = off
       var q = 0
-      if (len < 8) return false
+      if (len < 4) return false
       while (p < end) {
-        if (end - p < 8) return false
+        if (end - p < 4) return false
         val raw = int32BigEndian(src, p)
         p += 4
         if (raw < 0 || raw > out.length - q) return false
         val blockEnd = q + raw
-        var firstChunk = true
-        while (firstChunk || q < blockEnd) {
-          firstChunk = false
+        if (raw == 0) {
+          // An empty chunk after an empty block (Arrow) is consumed; otherwise the next block follows.
+          if (end - p >= 5) {
+            val c = int32BigEndian(src, p)
+            if (c > 0 && c <= end - p - 4 && (try lz4Block(src, p + 4, c, out, q, 0) == 0 catch { case NonFatal(_) => false }))
+              p += 4 + c
+          }
+        }
+        while (q < blockEnd) {
           if (end - p < 4) return false
           val c = int32BigEndian(src, p)
           p += 4
           if (c <= 0 || c > end - p) return false
           val n = try lz4Block(src, p, c, out, q, blockEnd - q) catch { case NonFatal(_) => return false }
-          if (n < 0 || n > blockEnd - q) return false
+          if (n <= 0 || n > blockEnd - q) return false
           q += n
           p += c
         }
@@ -161,7 +177,7 @@ object Decompressors {
     private final val FNAME = 8
     private final val FCOMMENT = 16
 
-    override def decompress(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
+    override protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
       val out = new Array[Byte](uncompressedSize)
       val inflater = new Inflater(true)
       val crc = new CRC32
@@ -245,7 +261,7 @@ object Decompressors {
 
   /** Brotli, with Google's reference decoder: exactly `uncompressedSize` bytes, then end of stream. */
   private object BrotliPages extends Decompressor(CompressionCodecName.BROTLI) {
-    override def decompress(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
+    override protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
       val out = new Array[Byte](uncompressedSize)
       val in = new BrotliInputStream(new ByteArrayInputStream(src, off, len))
       try {

@@ -233,8 +233,7 @@ final class PageSource private (
   }
 
   /** Decompresses `len` bytes at `off` into `uncompressedSize` bytes; sets outOffset/outLength.
-    * Nothing larger than `maxUncompressedPageSize` is allocated; empty data of an empty page is not
-    * handed to the codec (some writers store no bytes at all for it). */
+    * Nothing larger than `maxUncompressedPageSize` is allocated. */
   private def decompress(off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
     if (decompressor == null) {
       outOffset = off; outLength = len
@@ -245,14 +244,11 @@ final class PageSource private (
         throw context.error(s"$describePage claims $uncompressedSize uncompressed bytes, more than the " +
           s"chunk's $maxUncompressedPageSize (corrupt page header or chunk metadata)")
       val out =
-        if (len == 0 && uncompressedSize == 0) Array.emptyByteArray
-        else {
-          try decompressor.decompress(bytes, off, len, uncompressedSize)
-          catch {
-            case NonFatal(e) =>
-              throw context.error(s"cannot decompress $codec data of $describePage, $len bytes to " +
-                s"$uncompressedSize bytes (corrupt page?): ${e.getMessage}", e)
-          }
+        try decompressor.decompress(bytes, off, len, uncompressedSize)
+        catch {
+          case NonFatal(e) =>
+            throw context.error(s"cannot decompress $codec data of $describePage, $len bytes to " +
+              s"$uncompressedSize bytes (corrupt page?): ${e.getMessage}", e)
         }
       if (out.length != uncompressedSize) // a Decompressor guarantees this; kept as a cheap invariant check
         throw context.error(s"$codec data of $describePage decompressed to ${out.length} bytes, " +
