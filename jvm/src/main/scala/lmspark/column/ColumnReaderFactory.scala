@@ -9,7 +9,7 @@ import org.apache.parquet.schema.LogicalTypeAnnotation._
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 import org.apache.spark.sql.types._
 
-import lmspark.io.PageSource
+import lmspark.io.{Decompressors, PageSource}
 
 /** The one place that pairs a Parquet leaf (physical type + logical annotation) with a Spark type.
   * `unsupportedReason` answers before any byte is read whether we can read a leaf (and a chunk);
@@ -38,12 +38,8 @@ object ColumnReaderFactory {
     case PrimitiveTypeName.INT96 => CommonDataEncodings
   }
 
-  private val Codecs: Set[CompressionCodecName] = Set(
-    CompressionCodecName.UNCOMPRESSED,
-    CompressionCodecName.SNAPPY,
-    CompressionCodecName.GZIP,
-    CompressionCodecName.ZSTD,
-    CompressionCodecName.LZ4_RAW)
+  /** The codecs the page source can decompress. */
+  private val Codecs: Set[CompressionCodecName] = Decompressors.supported
 
   /** None when we can read this leaf as `sparkType`; otherwise a short human reason naming both
     * types, e.g. "INT96 as LongType is not supported". */

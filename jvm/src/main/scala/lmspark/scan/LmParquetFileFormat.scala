@@ -54,7 +54,8 @@ class LmParquetFileFormat(metrics: ScanMetrics) extends ParquetFileFormat with L
       int96TimestampConversion = sqlConf.isParquetINT96TimestampConversion,
       sessionTimeZone = sqlConf.sessionLocalTimeZone,
       useFieldId = sqlConf.parquetFieldIdReadEnabled,
-      ignoreMissingFieldId = sqlConf.ignoreMissingParquetFieldId)
+      ignoreMissingFieldId = sqlConf.ignoreMissingParquetFieldId,
+      verifyChecksums = LmConf.VERIFY_CHECKSUMS.get(sqlConf))
     val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val scanMetrics = metrics
 

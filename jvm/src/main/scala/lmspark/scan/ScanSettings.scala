@@ -21,4 +21,5 @@ final case class ScanSettings(
     int96TimestampConversion: Boolean = false,
     sessionTimeZone: String = "UTC",
     useFieldId: Boolean = false,
-    ignoreMissingFieldId: Boolean = false)
+    ignoreMissingFieldId: Boolean = false,
+    verifyChecksums: Boolean = false)

@@ -205,7 +205,8 @@ object TestFileWriter {
       config: FileConfig,
       columns: Seq[TestColumn],
       valuesWriterFactory: Option[ValuesWriterFactory] = None,
-      dictionaryPageSize: Option[Int] = None): MessageType = {
+      dictionaryPageSize: Option[Int] = None,
+      pageChecksums: Boolean = false): MessageType = {
     val schema = new MessageType("test", columns.map(c => primitiveType(c.spec, c.nulls.repetition, c.name): Type): _*)
     val builder = ParquetProperties.builder()
       .withWriterVersion(if (config.v2) WriterVersion.PARQUET_2_0 else WriterVersion.PARQUET_1_0)
@@ -217,6 +218,7 @@ object TestFileWriter {
       .withDictionaryEncoding(config.mode.usesDictionary)
       .withDictionaryPageSize(dictionaryPageSize.getOrElse(if (config.mode.fallsBack) 128 else 1 << 20))
       .withValuesWriterFactory(valuesWriterFactory.getOrElse(new TestValuesWriterFactory(config.mode, config.v2)))
+      .withPageWriteChecksumEnabled(pageChecksums)
     val props = builder.build()
     Files.deleteIfExists(path)
     val fw = new ParquetFileWriter(new LocalOutputFile(path), schema, ParquetFileWriter.Mode.CREATE, Long.MaxValue, 0)
@@ -227,7 +229,7 @@ object TestFileWriter {
       for (rg <- columns.head.rowGroups.indices) {
         val rows = columns.head.rowGroups(rg).size
         val pageStore = new ColumnChunkPageWriteStore(codecs.getCompressor(config.codec), schema, props.getAllocator,
-          64, false)
+          64, props.getPageWriteChecksumEnabled)
         val store = props.newColumnWriteStore(schema, pageStore)
         val writers = columns.indices.map(i => store.getColumnWriter(descriptors.get(i)))
         for (row <- 0 until rows) {
