@@ -20,6 +20,10 @@ SELECTION_THRESHOLD = "spark.lmspark.selection.threshold"
 #: Default: 1048576.
 IO_MAX_COALESCE_GAP = "spark.lmspark.io.maxCoalesceGap"
 
+#: Return a batch of a column whose rows all come from dictionary-encoded pages as dictionary ids plus the chunk's dictionary, decoded lazily by Spark (as Spark's own Parquet reader does), instead of decoding every value. Batches that mix dictionary and plain pages, and types whose conversion cannot be applied to the dictionary, are always decoded.
+#: Default: true.
+DICTIONARY_PRESERVE_ENABLED = "spark.lmspark.dictionary.preserve.enabled"
+
 #: Every flag and its default, as strings.
 DEFAULTS = {
     "spark.lmspark.enabled": "true",
@@ -27,4 +31,5 @@ DEFAULTS = {
     "spark.lmspark.selection.policy": "auto",
     "spark.lmspark.selection.threshold": "11",
     "spark.lmspark.io.maxCoalesceGap": "1048576",
+    "spark.lmspark.dictionary.preserve.enabled": "true",
 }

@@ -80,6 +80,12 @@ object LmConf {
     "Largest gap in bytes between two needed pages of a column chunk that is read through rather than " +
       "split into two reads.", min = 0)
 
+  val DICTIONARY_PRESERVE: Entry[Boolean] = bool("spark.lmspark.dictionary.preserve.enabled", default = true, "scan",
+    "Return a batch of a column whose rows all come from dictionary-encoded pages as dictionary ids plus the " +
+      "chunk's dictionary, decoded lazily by Spark (as Spark's own Parquet reader does), instead of decoding " +
+      "every value. Batches that mix dictionary and plain pages, and types whose conversion cannot be applied " +
+      "to the dictionary, are always decoded.")
+
   /** All entries, in declaration order. */
   def entries: Seq[Entry[_]] = all.toSeq
 }

@@ -6,7 +6,9 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 trait ColumnReader extends AutoCloseable {
 
   /** Decodes the next `n` rows into rows [0, n) of `vector` (which the caller has reset and sized
-    * to at least n). Nulls via putNull / putNulls. */
+    * to at least n). Nulls via putNull / putNulls. The vector may come back dictionary-encoded
+    * (`hasDictionary`, ids in `getDictionaryIds`, values decoded by its getters); otherwise any
+    * dictionary it had is cleared. */
   def read(n: Int, vector: WritableColumnVector): Unit
 
   /** Skips the next `n` rows without decoding values where it can (e.g. skipping whole pages by
@@ -20,8 +22,11 @@ trait ColumnReader extends AutoCloseable {
   def bytesRead: Long
 }
 
-/** Options for one column reader. */
-final case class ColumnReadOptions(rebaseCheck: RebaseCheck = RebaseCheck.None)
+/** Options for one column reader. `preserveDictionary`: batches of dictionary-encoded rows may
+  * stay dictionary-encoded in the vector (see [[DictionaryPreservation]]). */
+final case class ColumnReadOptions(
+    rebaseCheck: RebaseCheck = RebaseCheck.None,
+    preserveDictionary: Boolean = true)
 
 /** How dates and timestamps before the Julian/Gregorian switch are treated. */
 sealed trait RebaseCheck

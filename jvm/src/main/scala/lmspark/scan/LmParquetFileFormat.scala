@@ -48,7 +48,8 @@ class LmParquetFileFormat(metrics: ScanMetrics) extends ParquetFileFormat with L
       batchSize = LmConf.BATCH_SIZE.get(sqlConf),
       offHeapVectors = sqlConf.offHeapColumnVectorEnabled,
       caseSensitive = sqlConf.caseSensitiveAnalysis,
-      datetimeRebaseModeInRead = new ParquetOptions(options, sqlConf).datetimeRebaseModeInRead)
+      datetimeRebaseModeInRead = new ParquetOptions(options, sqlConf).datetimeRebaseModeInRead,
+      preserveDictionary = LmConf.DICTIONARY_PRESERVE.get(sqlConf))
     val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val scanMetrics = metrics
 

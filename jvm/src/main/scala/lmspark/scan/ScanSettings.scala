@@ -12,4 +12,5 @@ final case class ScanSettings(
     batchSize: Int,
     offHeapVectors: Boolean,
     caseSensitive: Boolean,
-    datetimeRebaseModeInRead: String)
+    datetimeRebaseModeInRead: String,
+    preserveDictionary: Boolean = true)
