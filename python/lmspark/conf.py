@@ -24,6 +24,10 @@ IO_MAX_COALESCE_GAP = "spark.lmspark.io.maxCoalesceGap"
 #: Default: false.
 VERIFY_CHECKSUMS = "spark.lmspark.verifyChecksums"
 
+#: Return a batch of a column whose rows all come from dictionary-encoded pages as dictionary ids plus the chunk's dictionary, decoded lazily by Spark (as Spark's own Parquet reader does), instead of decoding every value. Batches that mix dictionary and plain pages, and types whose conversion cannot be applied to the dictionary, are always decoded.
+#: Default: true.
+DICTIONARY_PRESERVE_ENABLED = "spark.lmspark.dictionary.preserve.enabled"
+
 #: Every flag and its default, as strings.
 DEFAULTS = {
     "spark.lmspark.enabled": "true",
@@ -32,4 +36,5 @@ DEFAULTS = {
     "spark.lmspark.selection.threshold": "11",
     "spark.lmspark.io.maxCoalesceGap": "1048576",
     "spark.lmspark.verifyChecksums": "false",
+    "spark.lmspark.dictionary.preserve.enabled": "true",
 }

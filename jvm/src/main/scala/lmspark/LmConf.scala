@@ -85,6 +85,12 @@ object LmConf {
       "stored, as parquet-java's parquet.page.verify-checksum.enabled does); a mismatch fails the query " +
       "with an error naming the file, column, row group and page. Skipped pages are not checked.")
 
+  val DICTIONARY_PRESERVE: Entry[Boolean] = bool("spark.lmspark.dictionary.preserve.enabled", default = true, "scan",
+    "Return a batch of a column whose rows all come from dictionary-encoded pages as dictionary ids plus the " +
+      "chunk's dictionary, decoded lazily by Spark (as Spark's own Parquet reader does), instead of decoding " +
+      "every value. Batches that mix dictionary and plain pages, and types whose conversion cannot be applied " +
+      "to the dictionary, are always decoded.")
+
   /** All entries, in declaration order. */
   def entries: Seq[Entry[_]] = all.toSeq
 }

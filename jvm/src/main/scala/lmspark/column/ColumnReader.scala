@@ -6,7 +6,9 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 trait ColumnReader extends AutoCloseable {
 
   /** Decodes the next `n` rows into rows [0, n) of `vector` (which the caller has reset and sized
-    * to at least n). Nulls via putNull / putNulls. */
+    * to at least n). Nulls via putNull / putNulls. The vector may come back dictionary-encoded
+    * (`hasDictionary`, ids in `getDictionaryIds`, values decoded by its getters); otherwise any
+    * dictionary it had is cleared. */
   def read(n: Int, vector: WritableColumnVector): Unit
 
   /** Skips the next `n` rows without decoding values where it can (e.g. skipping whole pages by
@@ -24,11 +26,14 @@ trait ColumnReader extends AutoCloseable {
   * @param rebaseCheck how DATE / TIMESTAMP (INT32 / INT64) values are rebased or checked
   * @param int96Rebase the same for INT96 timestamps (Spark's separate `int96RebaseModeInRead`)
   * @param int96ConvertTz the zone INT96 timestamps are shifted from, as Spark's
-  *        `spark.sql.parquet.int96TimestampConversion` does for files not written by parquet-mr */
+  *        `spark.sql.parquet.int96TimestampConversion` does for files not written by parquet-mr
+  * @param preserveDictionary batches of dictionary-encoded rows may stay dictionary-encoded in the
+  *        vector (see [[DictionaryPreservation]]) */
 final case class ColumnReadOptions(
     rebaseCheck: RebaseCheck = RebaseCheck.None,
     int96Rebase: RebaseCheck = RebaseCheck.None,
-    int96ConvertTz: Option[java.time.ZoneId] = scala.None)
+    int96ConvertTz: Option[java.time.ZoneId] = scala.None,
+    preserveDictionary: Boolean = true)
 
 /** How dates and timestamps before the Julian/Gregorian switch are treated (Spark's
   * `LegacyBehaviorPolicy` resolved for one file). TIMESTAMP_NTZ values are never checked or rebased. */

@@ -61,7 +61,7 @@ object ColumnReaderFactory {
       rowCount: Long,
       options: ColumnReadOptions): ColumnReader =
     plan(descriptor, sparkType, options) match {
-      case Right(writer) => new FlatColumnReader(descriptor, pages, rowCount, writer)
+      case Right(writer) => new FlatColumnReader(descriptor, pages, rowCount, writer, options.preserveDictionary)
       case Left(reason) =>
         throw new IllegalArgumentException(s"cannot read column ${pages.context.columnPath}: $reason")
     }

@@ -15,5 +15,7 @@ package lmspark
   *  - `VectorWriter.scala`: physical values -> Spark vector representation (dates, timestamps,
   *    narrow ints, decimals), one writer per Parquet x Spark type pair.
   *  - `SparkRebase.scala`: the only calls into Spark-private datetime rebase helpers.
+  *  - `SparkDictionary.scala`: a chunk's dictionary as Spark vector dictionary entries (lazy decoding).
+  *  - `DictionaryPreservation.scala`: which batches stay dictionary-encoded, and undoing it mid-batch.
   */
 package object column

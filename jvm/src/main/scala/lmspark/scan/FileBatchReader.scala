@@ -103,7 +103,8 @@ final class FileBatchReader(
         val chunk = FileReadPlan.chunkOf(block, descriptor)
         val pages = PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
         metrics.bytesRead += chunk.getTotalSize
-        ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount, options)
+        ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
+          options.copy(preserveDictionary = settings.preserveDictionary))
       }
     }
     rowsLeftInGroup = block.getRowCount

@@ -55,7 +55,8 @@ class LmParquetFileFormat(metrics: ScanMetrics) extends ParquetFileFormat with L
       sessionTimeZone = sqlConf.sessionLocalTimeZone,
       useFieldId = sqlConf.parquetFieldIdReadEnabled,
       ignoreMissingFieldId = sqlConf.ignoreMissingParquetFieldId,
-      verifyChecksums = LmConf.VERIFY_CHECKSUMS.get(sqlConf))
+      verifyChecksums = LmConf.VERIFY_CHECKSUMS.get(sqlConf),
+      preserveDictionary = LmConf.DICTIONARY_PRESERVE.get(sqlConf))
     val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val scanMetrics = metrics
 

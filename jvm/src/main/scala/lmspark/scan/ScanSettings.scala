@@ -22,4 +22,5 @@ final case class ScanSettings(
     sessionTimeZone: String = "UTC",
     useFieldId: Boolean = false,
     ignoreMissingFieldId: Boolean = false,
-    verifyChecksums: Boolean = false)
+    verifyChecksums: Boolean = false,
+    preserveDictionary: Boolean = true)
