@@ -94,7 +94,7 @@ class CorpusCodecSuite extends AnyFunSuite {
       inf.end()
       // UINT_64 is not a Spark LongType pairing, so the reader is built directly with the INT64 writer.
       val d = lm.descriptor(0)
-      val reader = new FlatColumnReader(d, pages(lm, 0, 0), lm.rowCount(0), VectorWriter.Longs)
+      val reader = new FlatColumnReader(d, pages(lm, 0, 0), lm.rowCount(0), VectorWriter.Longs, preserveDictionary = false)
       val actual = readAll(reader, org.apache.spark.sql.types.LongType, lm.rowCount(0).toInt, 100)
       assertSameValues("long_col", actual, oracle(0)(0))
       assert(reader.pagesRead == pageCount(lm, 0, 0))
