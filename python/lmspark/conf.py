@@ -22,7 +22,7 @@ IO_MAX_COALESCE_GAP = "spark.lmspark.io.maxCoalesceGap"
 
 #: Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as stored, as parquet-java's parquet.page.verify-checksum.enabled does); a mismatch fails the query with an error naming the file, column, row group and page. Skipped pages are not checked.
 #: Default: false.
-VERIFY_CHECKSUMS = "spark.lmspark.verifyChecksums"
+VERIFY_CHECKSUMS_ENABLED = "spark.lmspark.verifyChecksums.enabled"
 
 #: Every flag and its default, as strings.
 DEFAULTS = {
@@ -31,5 +31,5 @@ DEFAULTS = {
     "spark.lmspark.selection.policy": "auto",
     "spark.lmspark.selection.threshold": "11",
     "spark.lmspark.io.maxCoalesceGap": "1048576",
-    "spark.lmspark.verifyChecksums": "false",
+    "spark.lmspark.verifyChecksums.enabled": "false",
 }

@@ -80,7 +80,7 @@ object LmConf {
     "Largest gap in bytes between two needed pages of a column chunk that is read through rather than " +
       "split into two reads.", min = 0)
 
-  val VERIFY_CHECKSUMS: Entry[Boolean] = bool("spark.lmspark.verifyChecksums", default = false, "io",
+  val VERIFY_CHECKSUMS: Entry[Boolean] = bool("spark.lmspark.verifyChecksums.enabled", default = false, "io",
     "Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as " +
       "stored, as parquet-java's parquet.page.verify-checksum.enabled does); a mismatch fails the query " +
       "with an error naming the file, column, row group and page. Skipped pages are not checked.")

@@ -17,7 +17,7 @@ import lmspark.testutil._
 
 /** Codecs and page checksums end to end through a Spark session with lmspark: BROTLI (which vanilla
   * Spark cannot read) against pyarrow's values, the corpus LZ4 files, and
-  * `spark.lmspark.verifyChecksums` taken from the session conf. */
+  * `spark.lmspark.verifyChecksums.enabled` taken from the session conf. */
 class CodecSparkSuite extends AnyFunSuite with LmSparkSession {
 
   /** A directory holding only a copy of `file`. */
@@ -124,12 +124,12 @@ class CodecSparkSuite extends AnyFunSuite with LmSparkSession {
     out.toByteArray
   }
 
-  test("spark.lmspark.verifyChecksums from the session conf: off reads, on fails naming file and page") {
+  test("spark.lmspark.verifyChecksums.enabled from the session conf: off reads, on fails naming file and page") {
     val (dir, path) = badCrcFile
-    withConf("spark.lmspark.verifyChecksums" -> "false") {
+    withConf("spark.lmspark.verifyChecksums.enabled" -> "false") {
       checkSparkAnswerAndLmUsed(spark.read.parquet(dir))
     }
-    withConf("spark.lmspark.verifyChecksums" -> "true", "spark.lmspark.enabled" -> "true") {
+    withConf("spark.lmspark.verifyChecksums.enabled" -> "true", "spark.lmspark.enabled" -> "true") {
       val e = intercept[Exception](spark.read.parquet(dir).collect())
       val chain = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(String.valueOf).mkString("\n")
       for (s <- Seq("page CRC32 mismatch", path.toString, "row group 0", "page 0 of the chunk"))

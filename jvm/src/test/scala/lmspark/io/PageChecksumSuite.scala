@@ -10,7 +10,7 @@ import lmspark.column.{ColumnReadOptions, ColumnReaderFactory, ParquetDecodeExce
 import lmspark.io.CodecFixtures._
 import lmspark.testutil._
 
-/** Page CRC32 checks (`spark.lmspark.verifyChecksums`): files parquet-java wrote with page
+/** Page CRC32 checks (`spark.lmspark.verifyChecksums.enabled`): files parquet-java wrote with page
   * checksums read as parquet-java reads them; a flipped byte in a page, or a wrong CRC, fails with
   * the flag on (naming file, column, row group and page) and is not a CRC error with it off;
   * skipped pages are not checked; files without CRCs read with the flag on. */
