@@ -7,7 +7,8 @@ import org.apache.spark.sql.internal.SQLConf
  * source: the README table and `python/lmspark/conf.py` are generated from it (`LmConfDocs`), and
  * a test fails when they drift.
  *
- * Naming: `spark.lmspark.<area>.<camelCase>`; booleans end in `.enabled`. Every entry is read from
+ * Naming: `spark.lmspark.<area>.<camelCase>`; feature switches end in `.enabled` (verifyChecksums is a
+ * check, not a feature, and keeps its documented name). Every entry is read from
  * the session's SQL conf at planning time, so it can be changed per session at run time with
  * `spark.conf.set`.
  */
