@@ -4,6 +4,12 @@
 val sparkVersion = "4.1.3"
 val parquetVersion = "1.16.0" // the parquet-java that Spark 4.1.3 ships
 
+// Compile dependencies Spark does not ship. The Python package ships only our jar, so their classes
+// are copied into it (see `Compile / packageBin / mappings` below); no shading plugin is needed.
+val bundledDependencies = Seq(
+  "org.brotli" % "dec" % "0.1.2" // Google's pure-Java Brotli decoder (MIT), for BROTLI pages
+)
+
 ThisBuild / organization := "io.lmspark"
 ThisBuild / version := IO.read(file("python/lmspark/VERSION")).trim
 ThisBuild / scalaVersion := "2.13.17" // the scala-library that Spark 4.1.3 ships
@@ -23,7 +29,7 @@ lazy val root = (project in file("."))
       "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
       "org.apache.parquet" % "parquet-hadoop" % parquetVersion % Provided,
       "org.scalatest" %% "scalatest" % "3.2.19" % Test
-    ),
+    ) ++ bundledDependencies,
     Test / fork := true,
     Test / parallelExecution := false,
     Test / javaOptions ++= Seq(
@@ -46,5 +52,23 @@ lazy val root = (project in file("."))
       "-Dio.netty.tryReflectionSetAccessible=true"
     ),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
-    Compile / packageBin / artifactPath := target.value / s"lmspark-${version.value}.jar"
+    Compile / packageBin / artifactPath := target.value / s"lmspark-${version.value}.jar",
+    // The bundled dependencies' classes (and their Maven metadata) go into our jar; their own
+    // manifests and signatures do not.
+    Compile / packageBin / mappings ++= {
+      val wanted = bundledDependencies.map(m => (m.organization, m.name)).toSet
+      val jars = (Compile / update).value.configuration(Compile).toSeq
+        .flatMap(_.modules)
+        .filter(m => wanted((m.module.organization, m.module.name)))
+        .flatMap(_.artifacts.collect { case (a, f) if a.`type` == "jar" => f })
+      val root = target.value / "bundled"
+      jars.flatMap { jar =>
+        val dir = root / jar.getName.stripSuffix(".jar")
+        IO.delete(dir)
+        val keep = new SimpleFilter(n => !n.startsWith("META-INF/") || n.startsWith("META-INF/maven/"))
+        IO.unzip(jar, dir, keep).toSeq.sorted.map(f => f -> IO.relativize(dir, f).get)
+      }
+    },
+    // The packaged jar, for the test that checks the bundled classes are inside it.
+    Test / javaOptions += s"-Dlmspark.packagedJar=${(Compile / packageBin).value.getAbsolutePath}"
   )

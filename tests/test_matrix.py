@@ -327,26 +327,35 @@ def test_mixed_encodings_fall_back_per_file(spark, mixed_encodings, query):
     "name", ["2-delta-ints.parquet", "3-delta-strings-v2.parquet", "5-empty.parquet"]
 )
 def test_single_fallback_file(spark, mixed_encodings, name):
-    """A file lmspark cannot decode, alone: still LmParquetScan in the plan, same answer."""
+    """A DELTA-encoded file or an empty file, alone: LmParquetScan in the plan, same answer."""
     path = str(mixed_encodings / name)
     assert_same_answer_and_lm_used(spark, lambda s: s.read.parquet(path))
     assert_same_answer_and_lm_used(spark, lambda s: s.read.parquet(path).groupBy().count())
 
 
 def test_byte_stream_split_same_outcome(spark, tmp_path):
-    """Spark's vectorized reader cannot decode BYTE_STREAM_SPLIT: lmspark must then fail as well,
-    or, if it can decode it, give the answer Spark's row-based reader gives."""
-    t = datagen.make_table({"c_float": pa.float32(), "c_double": pa.float64(), "c_int": pa.int32()}, 1500, 4343, "some")
+    """BYTE_STREAM_SPLIT FLOAT / DOUBLE / INT32 / INT64 / FIXED_LEN_BYTE_ARRAY (Parquet 2.11),
+    written by pyarrow: lmspark reads it. Where vanilla Spark can read it too, same answer; Spark
+    4.1's vectorized reader cannot, and then the reference is Spark's row-based (parquet-mr) reader."""
+    cols = {"c_float": pa.float32(), "c_double": pa.float64(), "c_int": pa.int32(), "c_long": pa.int64(),
+            "c_fixed": pa.binary(5), "c_dec": pa.decimal128(12, 2)}
+    t = datagen.make_table(cols, 1500, 4343, "some")
     path = str(datagen.write(
         t, tmp_path / "bss.parquet", use_dictionary=False, compression="zstd",
-        column_encoding={"c_float": "BYTE_STREAM_SPLIT", "c_double": "BYTE_STREAM_SPLIT"},
+        column_encoding={c: "BYTE_STREAM_SPLIT" for c in cols},
     ))
-    outcome = _same_outcome(spark, lambda s: s.read.parquet(path))
-    if str(outcome).startswith("vanilla fails"):
-        # What the data is, per Spark's row-based (parquet-mr) reader, and per pyarrow's count.
+    query = lambda s: s.read.parquet(path)  # noqa: E731
+    try:
+        run_query(spark, query, REFERENCE_CONF)
+    except Exception:  # noqa: BLE001
         row_reader = {"spark.sql.parquet.enableVectorizedReader": "false"}
-        rows, _, _ = run_query(spark, lambda s: s.read.parquet(path), {**REFERENCE_CONF, **row_reader})
-        assert sum(rows.values()) == datagen.row_count(Path(path))
+        assert_same_answer_and_lm_used(
+            spark, query, common_conf=row_reader, lm_conf={"spark.sql.parquet.enableVectorizedReader": "true"}
+        )
+    else:
+        assert_same_answer_and_lm_used(spark, query)
+    rows, _, _ = run_query(spark, query, LM_CONF)
+    assert sum(rows.values()) == datagen.row_count(Path(path))
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,14 @@ SELECTION_THRESHOLD = "spark.lmspark.selection.threshold"
 #: Default: 1048576.
 IO_MAX_COALESCE_GAP = "spark.lmspark.io.maxCoalesceGap"
 
+#: Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as stored, as parquet-java's parquet.page.verify-checksum.enabled does); a mismatch fails the query with an error naming the file, column, row group and page. Skipped pages are not checked.
+#: Default: false.
+VERIFY_CHECKSUMS = "spark.lmspark.verifyChecksums"
+
+#: Return a batch of a column whose rows all come from dictionary-encoded pages as dictionary ids plus the chunk's dictionary, decoded lazily by Spark (as Spark's own Parquet reader does), instead of decoding every value. Batches that mix dictionary and plain pages, and types whose conversion cannot be applied to the dictionary, are always decoded.
+#: Default: true.
+DICTIONARY_PRESERVE_ENABLED = "spark.lmspark.dictionary.preserve.enabled"
+
 #: Every flag and its default, as strings.
 DEFAULTS = {
     "spark.lmspark.enabled": "true",
@@ -27,4 +35,6 @@ DEFAULTS = {
     "spark.lmspark.selection.policy": "auto",
     "spark.lmspark.selection.threshold": "11",
     "spark.lmspark.io.maxCoalesceGap": "1048576",
+    "spark.lmspark.verifyChecksums": "false",
+    "spark.lmspark.dictionary.preserve.enabled": "true",
 }

@@ -7,7 +7,8 @@ import org.apache.spark.sql.internal.SQLConf
  * source: the README table and `python/lmspark/conf.py` are generated from it (`LmConfDocs`), and
  * a test fails when they drift.
  *
- * Naming: `spark.lmspark.<area>.<camelCase>`; booleans end in `.enabled`. Every entry is read from
+ * Naming: `spark.lmspark.<area>.<camelCase>`; feature switches end in `.enabled` (verifyChecksums is a
+ * check, not a feature, and keeps its documented name). Every entry is read from
  * the session's SQL conf at planning time, so it can be changed per session at run time with
  * `spark.conf.set`.
  */
@@ -79,6 +80,17 @@ object LmConf {
   val IO_MAX_COALESCE_GAP: Entry[Int] = int("spark.lmspark.io.maxCoalesceGap", default = 1 << 20, "io",
     "Largest gap in bytes between two needed pages of a column chunk that is read through rather than " +
       "split into two reads.", min = 0)
+
+  val VERIFY_CHECKSUMS: Entry[Boolean] = bool("spark.lmspark.verifyChecksums", default = false, "io",
+    "Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as " +
+      "stored, as parquet-java's parquet.page.verify-checksum.enabled does); a mismatch fails the query " +
+      "with an error naming the file, column, row group and page. Skipped pages are not checked.")
+
+  val DICTIONARY_PRESERVE: Entry[Boolean] = bool("spark.lmspark.dictionary.preserve.enabled", default = true, "scan",
+    "Return a batch of a column whose rows all come from dictionary-encoded pages as dictionary ids plus the " +
+      "chunk's dictionary, decoded lazily by Spark (as Spark's own Parquet reader does), instead of decoding " +
+      "every value. Batches that mix dictionary and plain pages, and types whose conversion cannot be applied " +
+      "to the dictionary, are always decoded.")
 
   /** All entries, in declaration order. */
   def entries: Seq[Entry[_]] = all.toSeq

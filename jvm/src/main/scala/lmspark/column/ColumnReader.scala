@@ -6,7 +6,9 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 trait ColumnReader extends AutoCloseable {
 
   /** Decodes the next `n` rows into rows [0, n) of `vector` (which the caller has reset and sized
-    * to at least n). Nulls via putNull / putNulls. */
+    * to at least n). Nulls via putNull / putNulls. The vector may come back dictionary-encoded
+    * (`hasDictionary`, ids in `getDictionaryIds`, values decoded by its getters); otherwise any
+    * dictionary it had is cleared. */
   def read(n: Int, vector: WritableColumnVector): Unit
 
   /** Skips the next `n` rows without decoding values where it can (e.g. skipping whole pages by
@@ -20,10 +22,21 @@ trait ColumnReader extends AutoCloseable {
   def bytesRead: Long
 }
 
-/** Options for one column reader. */
-final case class ColumnReadOptions(rebaseCheck: RebaseCheck = RebaseCheck.None)
+/** Options for one column reader.
+  * @param rebaseCheck how DATE / TIMESTAMP (INT32 / INT64) values are rebased or checked
+  * @param int96Rebase the same for INT96 timestamps (Spark's separate `int96RebaseModeInRead`)
+  * @param int96ConvertTz the zone INT96 timestamps are shifted from, as Spark's
+  *        `spark.sql.parquet.int96TimestampConversion` does for files not written by parquet-mr
+  * @param preserveDictionary batches of dictionary-encoded rows may stay dictionary-encoded in the
+  *        vector (see [[DictionaryPreservation]]) */
+final case class ColumnReadOptions(
+    rebaseCheck: RebaseCheck = RebaseCheck.None,
+    int96Rebase: RebaseCheck = RebaseCheck.None,
+    int96ConvertTz: Option[java.time.ZoneId] = scala.None,
+    preserveDictionary: Boolean = true)
 
-/** How dates and timestamps before the Julian/Gregorian switch are treated. */
+/** How dates and timestamps before the Julian/Gregorian switch are treated (Spark's
+  * `LegacyBehaviorPolicy` resolved for one file). TIMESTAMP_NTZ values are never checked or rebased. */
 sealed trait RebaseCheck
 
 object RebaseCheck {
@@ -32,6 +45,11 @@ object RebaseCheck {
   case object None extends RebaseCheck
 
   /** Spark's EXCEPTION mode: an ancient DATE or TIMESTAMP (LTZ) value fails the read with Spark's
-    * own rebase exception. TIMESTAMP_NTZ values are never checked, as in Spark. */
+    * own rebase exception. */
   case object FailOnAncient extends RebaseCheck
+
+  /** Spark's LEGACY mode: values were written in the hybrid Julian calendar and are rebased to the
+    * proleptic Gregorian calendar; timestamps in `timeZone` (the writer's zone from the footer, or
+    * the session zone). */
+  final case class Legacy(timeZone: String) extends RebaseCheck
 }

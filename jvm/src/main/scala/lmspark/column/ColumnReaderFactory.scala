@@ -9,7 +9,7 @@ import org.apache.parquet.schema.LogicalTypeAnnotation._
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 import org.apache.spark.sql.types._
 
-import lmspark.io.PageSource
+import lmspark.io.{Decompressors, PageSource}
 
 /** The one place that pairs a Parquet leaf (physical type + logical annotation) with a Spark type.
   * `unsupportedReason` answers before any byte is read whether we can read a leaf (and a chunk);
@@ -17,21 +17,32 @@ import lmspark.io.PageSource
   * unsupported, so the scan layer can hand the file to Spark's own reader. */
 object ColumnReaderFactory {
 
-  /** Value encodings our decoders implement (RLE only for BOOLEAN values). Level encodings RLE and
-    * BIT_PACKED are also accepted in chunk metadata. */
-  private val DataEncodings: Set[Encoding] = Set(Encoding.PLAIN, Encoding.PLAIN_DICTIONARY, Encoding.RLE_DICTIONARY)
+  /** Data page encodings every physical type allows. */
+  private val CommonDataEncodings: Set[Encoding] =
+    Set(Encoding.PLAIN, Encoding.PLAIN_DICTIONARY, Encoding.RLE_DICTIONARY)
   private val DictionaryPageEncodings: Set[Encoding] = Set(Encoding.PLAIN, Encoding.PLAIN_DICTIONARY)
-  private val ChunkEncodings: Set[Encoding] = DataEncodings + Encoding.RLE + Encoding.BIT_PACKED
+  /** Level encodings, also listed in chunk metadata. */
+  private val LevelEncodings: Set[Encoding] = Set(Encoding.RLE, Encoding.BIT_PACKED)
 
-  private val Codecs: Set[CompressionCodecName] = Set(
-    CompressionCodecName.UNCOMPRESSED,
-    CompressionCodecName.SNAPPY,
-    CompressionCodecName.GZIP,
-    CompressionCodecName.ZSTD,
-    CompressionCodecName.LZ4_RAW)
+  /** Value encodings our decoders implement for `physical` values: all the spec allows per physical
+    * type (INT96: PLAIN and dictionary). [[PageDecoders]] builds a decoder for each non-dictionary one. */
+  private[column] def dataEncodings(physical: PrimitiveTypeName): Set[Encoding] = physical match {
+    case PrimitiveTypeName.BOOLEAN => CommonDataEncodings + Encoding.RLE
+    case PrimitiveTypeName.INT32 | PrimitiveTypeName.INT64 =>
+      CommonDataEncodings + Encoding.DELTA_BINARY_PACKED + Encoding.BYTE_STREAM_SPLIT
+    case PrimitiveTypeName.FLOAT | PrimitiveTypeName.DOUBLE => CommonDataEncodings + Encoding.BYTE_STREAM_SPLIT
+    case PrimitiveTypeName.BINARY =>
+      CommonDataEncodings + Encoding.DELTA_LENGTH_BYTE_ARRAY + Encoding.DELTA_BYTE_ARRAY
+    case PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY =>
+      CommonDataEncodings + Encoding.DELTA_BYTE_ARRAY + Encoding.BYTE_STREAM_SPLIT
+    case PrimitiveTypeName.INT96 => CommonDataEncodings
+  }
+
+  /** The codecs the page source can decompress. */
+  private val Codecs: Set[CompressionCodecName] = Decompressors.supported
 
   /** None when we can read this leaf as `sparkType`; otherwise a short human reason naming both
-    * types, e.g. "INT96 as TimestampType is not supported". */
+    * types, e.g. "INT96 as LongType is not supported". */
   def unsupportedReason(descriptor: ColumnDescriptor, sparkType: DataType): Option[String] =
     plan(descriptor, sparkType, ColumnReadOptions()).left.toOption
 
@@ -50,21 +61,22 @@ object ColumnReaderFactory {
       rowCount: Long,
       options: ColumnReadOptions): ColumnReader =
     plan(descriptor, sparkType, options) match {
-      case Right(writer) => new FlatColumnReader(descriptor, pages, rowCount, writer)
+      case Right(writer) => new FlatColumnReader(descriptor, pages, rowCount, writer, options.preserveDictionary)
       case Left(reason) =>
         throw new IllegalArgumentException(s"cannot read column ${pages.context.columnPath}: $reason")
     }
 
   private def chunkReason(descriptor: ColumnDescriptor, chunk: ColumnChunkMetaData): Option[String] = {
-    val isBoolean = descriptor.getPrimitiveType.getPrimitiveTypeName == PrimitiveTypeName.BOOLEAN
+    val physical = descriptor.getPrimitiveType.getPrimitiveTypeName
+    val okData = dataEncodings(physical)
     if (chunk.isEncrypted) return Some("encrypted column chunks are not supported")
     if (!Codecs.contains(chunk.getCodec)) return Some(s"compression codec ${chunk.getCodec} is not supported")
-    val bad = chunk.getEncodings.asScala.filterNot(ChunkEncodings.contains)
-    if (bad.nonEmpty) return Some(s"encoding ${bad.map(_.name).toSeq.sorted.mkString(", ")} is not supported")
+    val bad = chunk.getEncodings.asScala.filterNot(e => okData.contains(e) || LevelEncodings.contains(e))
+    if (bad.nonEmpty)
+      return Some(s"encoding ${bad.map(_.name).toSeq.sorted.mkString(", ")} is not supported for $physical")
     val stats = chunk.getEncodingStats
     if (stats != null) {
       val data = stats.getDataEncodings.asScala
-      val okData = if (isBoolean) DataEncodings + Encoding.RLE else DataEncodings
       val badData = data.filterNot(okData.contains)
       if (badData.nonEmpty)
         return Some(s"data page encoding ${badData.map(_.name).toSeq.sorted.mkString(", ")} is not supported " +
@@ -98,65 +110,160 @@ object ColumnReaderFactory {
       return Left(s"nested column $path (max definition level ${descriptor.getMaxDefinitionLevel}) is not supported")
     val t = descriptor.getPrimitiveType
     val ann: LogicalTypeAnnotation = t.getLogicalTypeAnnotation
-    val failOnAncient = options.rebaseCheck == RebaseCheck.FailOnAncient
-    val writer: VectorWriter = (t.getPrimitiveTypeName, ann, sparkType) match {
-      case (PrimitiveTypeName.BOOLEAN, null, BooleanType) => VectorWriter.Booleans
+    if (!isKnownAnnotation(ann))
+      return Left(s"${describe(descriptor)}: logical type $ann is not supported")
+    val rebase = options.rebaseCheck
+    import ConvertingWriters._
+    // The order of the cases follows Spark 4.1's ParquetVectorUpdaterFactory.getUpdater, so that
+    // a pair is accepted exactly when Spark's vectorized reader accepts it, with the same values.
+    val writer: VectorWriter = (t.getPrimitiveTypeName, sparkType) match {
+      case (PrimitiveTypeName.BOOLEAN, BooleanType) => VectorWriter.Booleans
 
-      case (PrimitiveTypeName.INT32, a, IntegerType) if a == null || isSignedInt(a, 8, 16, 32) => VectorWriter.Ints
-      case (PrimitiveTypeName.INT32, a, ShortType) if isSignedInt(a, 8, 16) => new VectorWriter.Shorts
-      case (PrimitiveTypeName.INT32, a, ByteType) if isSignedInt(a, 8) => new VectorWriter.Bytes
-      case (PrimitiveTypeName.INT32, _: DateLogicalTypeAnnotation, DateType) =>
-        if (failOnAncient) VectorWriter.DatesFailOnAncient else VectorWriter.Ints
-      case (PrimitiveTypeName.INT32, d: DecimalLogicalTypeAnnotation, dt: DecimalType)
-          if sameDecimal(d, dt) && dt.precision <= Decimal.MAX_INT_DIGITS => VectorWriter.Ints
+      case (PrimitiveTypeName.INT32, IntegerType) => VectorWriter.Ints
+      case (PrimitiveTypeName.INT32, dt: DecimalType) if canReadAsIntDecimal(descriptor, dt) => VectorWriter.Ints
+      case (PrimitiveTypeName.INT32, LongType) if isUnsignedInt(ann, 32) => new UnsignedIntsAsLongs
+      case (PrimitiveTypeName.INT32, LongType) => new IntsAsLongs
+      case (PrimitiveTypeName.INT32, dt: DecimalType) if canReadAsLongDecimal(descriptor, dt) => new IntsAsLongs
+      case (PrimitiveTypeName.INT32, dt: DecimalType) if canReadAsBinaryDecimal(descriptor, dt) =>
+        new IntsAsBinaryDecimals
+      case (PrimitiveTypeName.INT32, ByteType) => new VectorWriter.Bytes
+      case (PrimitiveTypeName.INT32, ShortType) => new VectorWriter.Shorts
+      case (PrimitiveTypeName.INT32, DoubleType) => new IntsAsDoubles
+      case (PrimitiveTypeName.INT32, DateType) => rebase match {
+        case RebaseCheck.None => VectorWriter.Ints
+        case RebaseCheck.FailOnAncient => VectorWriter.DatesFailOnAncient
+        case _: RebaseCheck.Legacy => new DatesRebased
+      }
+      case (PrimitiveTypeName.INT32, TimestampNTZType) if ann.isInstanceOf[DateLogicalTypeAnnotation] =>
+        new DatesAsTimestampNtz(rebase)
+      case (PrimitiveTypeName.INT32, dt: DecimalType) if canReadAsDecimal(descriptor, dt) =>
+        new IntsAsDecimals(decimalScale(ann), dt)
 
-      case (PrimitiveTypeName.INT64, a, LongType) if a == null || isSignedInt(a, 64) => VectorWriter.Longs
-      case (PrimitiveTypeName.INT64, ts: TimestampLogicalTypeAnnotation, TimestampType) if ts.isAdjustedToUTC =>
-        ts.getUnit match {
-          case TimeUnit.MICROS => if (failOnAncient) VectorWriter.MicrosFailOnAncient else VectorWriter.Longs
-          case TimeUnit.MILLIS => new VectorWriter.MillisAsMicros(failOnAncient)
-          case _ => return Left(s"${describe(descriptor)} as $sparkType is not supported")
-        }
-      case (PrimitiveTypeName.INT64, ts: TimestampLogicalTypeAnnotation, TimestampNTZType) if !ts.isAdjustedToUTC =>
-        // As in Spark, TIMESTAMP_NTZ has no legacy files and is never rebased or checked.
-        ts.getUnit match {
-          case TimeUnit.MICROS => VectorWriter.Longs
-          case TimeUnit.MILLIS => new VectorWriter.MillisAsMicros(false)
-          case _ => return Left(s"${describe(descriptor)} as $sparkType is not supported")
-        }
-      case (PrimitiveTypeName.INT64, d: DecimalLogicalTypeAnnotation, dt: DecimalType)
-          if sameDecimal(d, dt) && dt.precision <= Decimal.MAX_LONG_DIGITS && dt.precision > Decimal.MAX_INT_DIGITS =>
+      case (PrimitiveTypeName.INT64, LongType) => VectorWriter.Longs
+      case (PrimitiveTypeName.INT64, dt: DecimalType) if canReadAsLongDecimal(descriptor, dt) => VectorWriter.Longs
+      case (PrimitiveTypeName.INT64, dt: DecimalType) if canReadAsBinaryDecimal(descriptor, dt) =>
+        new LongsAsBinaryDecimals
+      case (PrimitiveTypeName.INT64, dt: DecimalType) if dt.precision == 20 && dt.scale == 0 && isUnsignedInt(ann, 64) =>
+        new UnsignedLongsAsDecimals
+      case (PrimitiveTypeName.INT64, TimestampType) if isTimestamp(ann, TimeUnit.MICROS) => rebase match {
+        case RebaseCheck.None => VectorWriter.Longs
+        case RebaseCheck.FailOnAncient => VectorWriter.MicrosFailOnAncient
+        case RebaseCheck.Legacy(tz) => new TimestampsRebased(millis = false, tz)
+      }
+      case (PrimitiveTypeName.INT64, TimestampType) if isTimestamp(ann, TimeUnit.MILLIS) => rebase match {
+        case RebaseCheck.None => new VectorWriter.MillisAsMicros(false)
+        case RebaseCheck.FailOnAncient => new VectorWriter.MillisAsMicros(true)
+        case RebaseCheck.Legacy(tz) => new TimestampsRebased(millis = true, tz)
+      }
+      // Spark accepts TIMESTAMP_NTZ over any TIMESTAMP(MICROS/MILLIS) here; an instant
+      // (isAdjustedToUTC) read as NTZ is left to Spark, which may refuse it earlier.
+      case (PrimitiveTypeName.INT64, TimestampNTZType) if isTimestamp(ann, TimeUnit.MICROS) && !isUtc(ann) =>
         VectorWriter.Longs
+      case (PrimitiveTypeName.INT64, TimestampNTZType) if isTimestamp(ann, TimeUnit.MILLIS) && !isUtc(ann) =>
+        new VectorWriter.MillisAsMicros(false)
+      case (PrimitiveTypeName.INT64, dt: DecimalType) if canReadAsDecimal(descriptor, dt) =>
+        new LongsAsDecimals(decimalScale(ann), dt)
 
-      case (PrimitiveTypeName.FLOAT, null, FloatType) => VectorWriter.Floats
-      case (PrimitiveTypeName.DOUBLE, null, DoubleType) => VectorWriter.Doubles
+      case (PrimitiveTypeName.FLOAT, FloatType) => VectorWriter.Floats
+      case (PrimitiveTypeName.FLOAT, DoubleType) => new FloatsAsDoubles
+      case (PrimitiveTypeName.DOUBLE, DoubleType) => VectorWriter.Doubles
 
-      case (PrimitiveTypeName.BINARY, a, _: StringType) if a == null || isStringLike(a) => VectorWriter.Binaries
-      case (PrimitiveTypeName.BINARY, a, BinaryType) if a == null || isStringLike(a) => VectorWriter.Binaries
-      case (PrimitiveTypeName.BINARY, d: DecimalLogicalTypeAnnotation, dt: DecimalType) if sameDecimal(d, dt) =>
+      case (PrimitiveTypeName.INT96, TimestampNTZType) => new Int96Timestamps(RebaseCheck.None, None)
+      case (PrimitiveTypeName.INT96, TimestampType) =>
+        new Int96Timestamps(options.int96Rebase, options.int96ConvertTz.filter(_ != java.time.ZoneOffset.UTC))
+
+      case (PrimitiveTypeName.BINARY, _: StringType | BinaryType) => VectorWriter.Binaries
+      case (PrimitiveTypeName.BINARY, dt: DecimalType) if canReadAsBinaryDecimal(descriptor, dt) =>
         new VectorWriter.BinaryDecimals(dt.precision)
+      case (PrimitiveTypeName.BINARY, dt: DecimalType) if canReadAsDecimal(descriptor, dt) =>
+        if (decimalScale(ann) == dt.scale) new VectorWriter.BinaryDecimals(dt.precision)
+        else new BinariesAsDecimals(decimalScale(ann), dt)
 
-      case (PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY, null, BinaryType) => VectorWriter.Binaries
-      case (PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY, d: DecimalLogicalTypeAnnotation, dt: DecimalType)
-          if sameDecimal(d, dt) => new VectorWriter.BinaryDecimals(dt.precision)
+      case (PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY, dt: DecimalType)
+          if canReadAsIntDecimal(descriptor, dt) || canReadAsLongDecimal(descriptor, dt) ||
+            canReadAsBinaryDecimal(descriptor, dt) => new VectorWriter.BinaryDecimals(dt.precision)
+      case (PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY, BinaryType) => VectorWriter.Binaries
+      case (PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY, dt: DecimalType) if canReadAsDecimal(descriptor, dt) =>
+        new BinariesAsDecimals(decimalScale(ann), dt)
 
       case _ => return Left(s"${describe(descriptor)} as $sparkType is not supported")
     }
     Right(writer)
   }
 
-  private def isSignedInt(a: LogicalTypeAnnotation, widths: Int*): Boolean = a match {
-    case i: IntLogicalTypeAnnotation => i.isSigned && widths.contains(i.getBitWidth)
+  /** Annotations whose values we know how to read; anything else (FLOAT16, GEOMETRY, GEOGRAPHY,
+    * VARIANT, INTERVAL, TIME, UNKNOWN, future types) goes to Spark's reader with a reason. */
+  private def isKnownAnnotation(a: LogicalTypeAnnotation): Boolean = a match {
+    case null => true
+    case _: IntLogicalTypeAnnotation | _: DateLogicalTypeAnnotation | _: DecimalLogicalTypeAnnotation |
+        _: TimestampLogicalTypeAnnotation | _: StringLogicalTypeAnnotation | _: EnumLogicalTypeAnnotation |
+        _: JsonLogicalTypeAnnotation | _: BsonLogicalTypeAnnotation | _: UUIDLogicalTypeAnnotation => true
     case _ => false
   }
 
-  private def isStringLike(a: LogicalTypeAnnotation): Boolean = a match {
-    case _: StringLogicalTypeAnnotation | _: EnumLogicalTypeAnnotation | _: JsonLogicalTypeAnnotation => true
+  private def isUnsignedInt(a: LogicalTypeAnnotation, width: Int): Boolean = a match {
+    case i: IntLogicalTypeAnnotation => !i.isSigned && i.getBitWidth == width
     case _ => false
   }
 
-  private def sameDecimal(d: DecimalLogicalTypeAnnotation, dt: DecimalType): Boolean =
-    d.getPrecision == dt.precision && d.getScale == dt.scale
+  private def isTimestamp(a: LogicalTypeAnnotation, unit: TimeUnit): Boolean = a match {
+    case ts: TimestampLogicalTypeAnnotation => ts.getUnit == unit
+    case _ => false
+  }
+
+  private def isUtc(a: LogicalTypeAnnotation): Boolean = a match {
+    case ts: TimestampLogicalTypeAnnotation => ts.isAdjustedToUTC
+    case _ => false
+  }
+
+  private def decimalScale(a: LogicalTypeAnnotation): Int = a match {
+    case d: DecimalLogicalTypeAnnotation => d.getScale
+    case _ => 0
+  }
+
+  // Spark's decimal read rules (ParquetVectorUpdaterFactory.isDecimalTypeMatched & co): a DECIMAL
+  // may be read as a decimal whose scale and precision grow by at least as much; a signed (or
+  // unannotated) INT32 / INT64 as a decimal with at least 10 / 20 integer digits.
+  private def isDecimalTypeMatched(descriptor: ColumnDescriptor, dt: DecimalType): Boolean =
+    descriptor.getPrimitiveType.getLogicalTypeAnnotation match {
+      case d: DecimalLogicalTypeAnnotation =>
+        val scaleIncrease = dt.scale - d.getScale
+        val precisionIncrease = dt.precision - d.getPrecision
+        scaleIncrease >= 0 && precisionIncrease >= scaleIncrease
+      case a if a == null || isSignedIntAnnotation(a) =>
+        val integerDigits = dt.precision - dt.scale
+        descriptor.getPrimitiveType.getPrimitiveTypeName match {
+          case PrimitiveTypeName.INT32 => integerDigits >= 10 // DecimalType.IntDecimal
+          case PrimitiveTypeName.INT64 => integerDigits >= 20 // DecimalType.LongDecimal
+          case _ => false
+        }
+      case _ => false
+    }
+
+  private def isSignedIntAnnotation(a: LogicalTypeAnnotation): Boolean = a match {
+    case i: IntLogicalTypeAnnotation => i.isSigned
+    case _ => false
+  }
+
+  private def isSameDecimalScale(descriptor: ColumnDescriptor, dt: DecimalType): Boolean =
+    descriptor.getPrimitiveType.getLogicalTypeAnnotation match {
+      case d: DecimalLogicalTypeAnnotation => d.getScale == dt.scale
+      case a if a == null || isSignedIntAnnotation(a) => dt.scale == 0
+      case _ => false
+    }
+
+  private def canReadAsDecimal(descriptor: ColumnDescriptor, dt: DecimalType): Boolean =
+    isDecimalTypeMatched(descriptor, dt)
+
+  private def canReadAsIntDecimal(descriptor: ColumnDescriptor, dt: DecimalType): Boolean =
+    dt.precision <= Decimal.MAX_INT_DIGITS && isDecimalTypeMatched(descriptor, dt) && isSameDecimalScale(descriptor, dt)
+
+  private def canReadAsLongDecimal(descriptor: ColumnDescriptor, dt: DecimalType): Boolean =
+    dt.precision > Decimal.MAX_INT_DIGITS && dt.precision <= Decimal.MAX_LONG_DIGITS &&
+      isDecimalTypeMatched(descriptor, dt) && isSameDecimalScale(descriptor, dt)
+
+  private def canReadAsBinaryDecimal(descriptor: ColumnDescriptor, dt: DecimalType): Boolean =
+    dt.precision > Decimal.MAX_LONG_DIGITS && isDecimalTypeMatched(descriptor, dt) && isSameDecimalScale(descriptor, dt)
 
   /** None when some Parquet leaf can be read as `sparkType`; otherwise why no file could be.
     * The plan-level check, made before any footer is read; it must agree with `plan`. */

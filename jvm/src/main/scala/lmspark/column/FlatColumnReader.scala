@@ -12,8 +12,10 @@ import lmspark.io.{DataPageV1, DataPageV2, PageSource}
 
 /** The page loop for one flat leaf (max repetition level 0, max definition level 0 or 1) of one
   * row group: reads the dictionary page once, decodes definition levels and values page by page,
-  * switches between dictionary and plain decoders per page (chunks that fall back mid-chunk), and
-  * skips whole pages by their header row count without decompressing them.
+  * switches between the dictionary decoder and [[PageDecoders]] per page (chunks that fall back
+  * mid-chunk), and skips whole pages by their header row count without decompressing them. Batches
+  * made only of dictionary-encoded rows may come back dictionary-encoded (ids + Spark dictionary,
+  * decoded lazily), as [[DictionaryPreservation]] decides; other batches hold values.
   *
   * Invariants: `rowsConsumed <= rowCount`; `pageRemaining` is the number of rows of the current
   * page not yet read or skipped (0 = no current page); `levels` is null iff `maxDef == 0`.
@@ -22,7 +24,8 @@ final class FlatColumnReader(
     descriptor: ColumnDescriptor,
     pages: PageSource,
     rowCount: Long,
-    writer: VectorWriter)
+    writer: VectorWriter,
+    preserveDictionary: Boolean)
     extends ColumnReader {
 
   private[this] val ctx = pages.context
@@ -40,9 +43,9 @@ final class FlatColumnReader(
 
   private[this] var dictionary: Dictionary = _
   private[this] var dictionaryDecoder: DictionaryIdsDecoder = _
-  private[this] var plainDecoder: ValuesDecoder = _
-  private[this] var rleBooleanDecoder: RleBooleanDecoder = _
+  private[this] val pageDecoders = new PageDecoders(physical, typeLength)
   private[this] var values: ValuesDecoder = _
+  private[this] val preservation = new DictionaryPreservation(preserveDictionary, writer)
 
   private[this] val rleLevels = new RleBitPackedDecoder
   private[this] var legacyLevels: LegacyBitPackedLevelDecoder = _
@@ -79,19 +82,24 @@ final class FlatColumnReader(
   }
 
   private def readRows(n: Int, v: WritableColumnVector): Unit = {
+    preservation.startBatch(v)
     var done = 0
     while (done < n) {
       if (pageRemaining == 0) loadNextPage()
       val m = math.min(n - done, pageRemaining)
-      if (levels == null) writer.write(values, m, v, done)
-      else readNullable(m, v, done)
+      val ids = preservation.idsFor(v, dictionaryDecoder != null && (values eq dictionaryDecoder), done, n)
+      if (levels != null) readNullable(m, v, done, ids)
+      else if (ids == null) writer.write(values, m, v, done)
+      else dictionaryDecoder.readIds(m, ids, done)
       done += m
       pageRemaining -= m
       rowsConsumed += m
     }
   }
 
-  private def readNullable(m: Int, v: WritableColumnVector, rowId: Int): Unit = {
+  /** Rows `[rowId, rowId + m)` with definition levels: nulls into `v`; values into `v`, or their
+    * dictionary ids into `ids` when it is non-null. */
+  private def readNullable(m: Int, v: WritableColumnVector, rowId: Int, ids: WritableColumnVector): Unit = {
     if (levelBuf.length < m) levelBuf = new Array[Int](math.max(m, levelBuf.length * 2))
     val lv = levelBuf
     levels.readInts(m, lv, 0)
@@ -100,8 +108,10 @@ final class FlatColumnReader(
       val l = lv(i)
       var j = i + 1
       while (j < m && lv(j) == l) j += 1
-      if (l == maxDef) writer.write(values, j - i, v, rowId + i)
-      else if (l >= 0 && l < maxDef) v.putNulls(rowId + i, j - i)
+      if (l == maxDef) {
+        if (ids == null) writer.write(values, j - i, v, rowId + i)
+        else dictionaryDecoder.readIds(j - i, ids, rowId + i)
+      } else if (l >= 0 && l < maxDef) v.putNulls(rowId + i, j - i)
       else throw new DecodeException(s"definition level $l outside [0, $maxDef]")
       i = j
     }
@@ -158,6 +168,7 @@ final class FlatColumnReader(
       throw ctx.error(s"dictionary page encoding ${page.encoding} is not supported")
     dictionary = Dictionary.decodePlain(physical, typeLength, page.numValues, page.bytes, page.offset, page.length)
     dictionaryDecoder = new DictionaryIdsDecoder(dictionary)
+    preservation.setChunkDictionary(dictionary)
   }
 
   private def loadCurrentPage(): Unit = {
@@ -206,29 +217,12 @@ final class FlatColumnReader(
 
   private def initValues(encoding: Encoding, bytes: Array[Byte], offset: Int, length: Int, numValues: Int): Unit = {
     values = encoding match {
-      case Encoding.PLAIN =>
-        if (plainDecoder == null) plainDecoder = newPlainDecoder()
-        plainDecoder
       case Encoding.PLAIN_DICTIONARY | Encoding.RLE_DICTIONARY =>
         if (dictionaryDecoder == null)
           throw ctx.error(s"data page is $encoding encoded but the column chunk has no dictionary page")
         dictionaryDecoder
-      case Encoding.RLE if physical == PrimitiveTypeName.BOOLEAN =>
-        if (rleBooleanDecoder == null) rleBooleanDecoder = new RleBooleanDecoder
-        rleBooleanDecoder
-      case other =>
-        throw ctx.error(s"data page encoding $other is not supported for $physical values " +
-          "(the chunk metadata did not announce it)")
+      case other => pageDecoders.forEncoding(other)
     }
     values.init(bytes, offset, length, numValues)
-  }
-
-  private def newPlainDecoder(): ValuesDecoder = physical match {
-    case PrimitiveTypeName.BOOLEAN => new PlainBooleanDecoder
-    case PrimitiveTypeName.INT32 | PrimitiveTypeName.FLOAT => new PlainFixedWidthDecoder(4)
-    case PrimitiveTypeName.INT64 | PrimitiveTypeName.DOUBLE => new PlainFixedWidthDecoder(8)
-    case PrimitiveTypeName.BINARY => new PlainByteArrayDecoder
-    case PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY => new PlainFixedLenByteArrayDecoder(typeLength)
-    case other => throw ctx.error(s"PLAIN $other values are not supported")
   }
 }

@@ -11,8 +11,11 @@ package lmspark
   *  - `ParquetDecodeException.scala`: the error for malformed or unexpected input, with context.
   *  - `ColumnReaderFactory.scala`: the one place that does type dispatch (`unsupportedReason`, `create`).
   *  - `FlatColumnReader.scala`: the page loop for max repetition level 0, max definition level 0 or 1.
+  *  - `PageDecoders.scala`: a chunk's non-dictionary value decoders, one per encoding, built on first use.
   *  - `VectorWriter.scala`: physical values -> Spark vector representation (dates, timestamps,
   *    narrow ints, decimals), one writer per Parquet x Spark type pair.
   *  - `SparkRebase.scala`: the only calls into Spark-private datetime rebase helpers.
+  *  - `SparkDictionary.scala`: a chunk's dictionary as Spark vector dictionary entries (lazy decoding).
+  *  - `DictionaryPreservation.scala`: which batches stay dictionary-encoded, and undoing it mid-batch.
   */
 package object column

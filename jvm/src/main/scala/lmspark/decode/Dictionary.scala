@@ -92,10 +92,10 @@ final class BinaryDictionary(val offsets: Array[Int], val data: Array[Byte]) ext
 
 object Dictionary {
 
-  /** Decodes `numValues` PLAIN values of `physicalType` from `bytes[offset, offset + length)`. */
+  /** Decodes `numValues` PLAIN values of `physicalType` (INT96 as 12-byte fixed-length values) from `bytes[offset, offset + length)`. */
   def decodePlain(
       physicalType: PrimitiveTypeName,
-      typeLength: Int,
+      typeLengthOrZero: Int,
       numValues: Int,
       bytes: Array[Byte],
       offset: Int,
@@ -134,7 +134,9 @@ object Dictionary {
           a(i) = java.lang.Double.longBitsToDouble(LittleEndian.int64(bytes, offset + 8 * i)); i += 1
         }
         new DoubleDictionary(a)
-      case PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY =>
+      case PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY | PrimitiveTypeName.INT96 =>
+        val typeLength = if (physicalType == PrimitiveTypeName.INT96) 12 else typeLengthOrZero
+        if (typeLength <= 0) throw new DecodeException(s"fixed-length values of invalid length $typeLength")
         needFixed(typeLength)
         val offsets = new Array[Int](numValues + 1)
         var i = 0

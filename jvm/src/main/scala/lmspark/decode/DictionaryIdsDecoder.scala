@@ -3,9 +3,11 @@ package lmspark.decode
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 
 /** PLAIN_DICTIONARY / RLE_DICTIONARY data pages: one byte of bit width, then dictionary ids in the
-  * RLE / bit-packed hybrid. Reads decode ids into a reused int buffer and look the values up in the
-  * chunk's [[Dictionary]]; skips pass over ids without lookups. */
-final class DictionaryIdsDecoder(dictionary: Dictionary) extends ValuesDecoder {
+  * RLE / bit-packed hybrid. Reads either decode ids into a reused int buffer and look the values up
+  * in the chunk's [[Dictionary]], or (`readIds`) hand the checked ids themselves to a Spark
+  * dictionary ids vector; skips pass over ids without lookups. Every id read, by either path, is
+  * checked against the dictionary's size. */
+final class DictionaryIdsDecoder(dictionary: Dictionary) extends DictionaryLookupDecoder(dictionary) {
   private[this] val rle = new RleBitPackedDecoder
   private[this] var ids: Array[Int] = new Array[Int](256)
 
@@ -20,7 +22,7 @@ final class DictionaryIdsDecoder(dictionary: Dictionary) extends ValuesDecoder {
     }
   }
 
-  private def decodeIds(n: Int): Array[Int] = {
+  override protected def nextIds(n: Int): Array[Int] = {
     if (ids.length < n) ids = new Array[Int](math.max(n, ids.length * 2))
     rle.readInts(n, ids, 0)
     ids
@@ -28,20 +30,18 @@ final class DictionaryIdsDecoder(dictionary: Dictionary) extends ValuesDecoder {
 
   override def skip(n: Int): Unit = rle.skip(n)
 
-  override def readInts(n: Int, v: WritableColumnVector, rowId: Int): Unit =
-    dictionary.writeInts(decodeIds(n), n, v, rowId)
-  override def readLongs(n: Int, v: WritableColumnVector, rowId: Int): Unit =
-    dictionary.writeLongs(decodeIds(n), n, v, rowId)
-  override def readFloats(n: Int, v: WritableColumnVector, rowId: Int): Unit =
-    dictionary.writeFloats(decodeIds(n), n, v, rowId)
-  override def readDoubles(n: Int, v: WritableColumnVector, rowId: Int): Unit =
-    dictionary.writeDoubles(decodeIds(n), n, v, rowId)
-  override def readBinaries(n: Int, v: WritableColumnVector, rowId: Int): Unit =
-    dictionary.writeBinaries(decodeIds(n), n, v, rowId)
-  override def readIntArray(n: Int, dst: Array[Int], dstOff: Int): Unit =
-    dictionary.writeIntArray(decodeIds(n), n, dst, dstOff)
-  override def readLongArray(n: Int, dst: Array[Long], dstOff: Int): Unit =
-    dictionary.writeLongArray(decodeIds(n), n, dst, dstOff)
-  override def readBinaryValues(n: Int, sink: BinarySink, rowId: Int): Unit =
-    dictionary.writeBinaryValues(decodeIds(n), n, sink, rowId)
+  /** The next `n` ids (not values) into rows `[rowId, rowId + n)` of `out`, a dictionary ids
+    * vector (`WritableColumnVector.reserveDictionaryIds`). An id outside `[0, dictionary.size)`
+    * raises [[DecodeException]] here, so a vector decoded lazily later never holds one. */
+  def readIds(n: Int, out: WritableColumnVector, rowId: Int): Unit = {
+    val a = nextIds(n)
+    val size = dictionary.size
+    var i = 0
+    while (i < n) {
+      val id = a(i)
+      if (id < 0 || id >= size) throw new DecodeException(s"dictionary id $id out of range [0, $size)")
+      i += 1
+    }
+    out.putInts(rowId, n, a, 0)
+  }
 }

@@ -18,6 +18,14 @@ package lmspark
   *  - `PlainFixedWidthDecoder.scala`: PLAIN INT32 / INT64 / FLOAT / DOUBLE.
   *  - `PlainByteArrayDecoder.scala`, `PlainFixedLenByteArrayDecoder.scala`: PLAIN binaries.
   *  - `Dictionary.scala`: a chunk's decoded dictionary, as primitive arrays / offsets + bytes.
-  *  - `DictionaryIdsDecoder.scala`: PLAIN_DICTIONARY / RLE_DICTIONARY data pages (ids -> values).
+  *  - `DictionaryLookupDecoder.scala`: the base of decoders that look ids up in a [[Dictionary]].
+  *  - `DictionaryIdsDecoder.scala`: PLAIN_DICTIONARY / RLE_DICTIONARY data pages (ids -> values, or
+  *    checked ids into a Spark dictionary ids vector).
+  *  - `DictionaryIdsReplay.scala`: ids already read, replayed as values through the dictionary.
+  *  - `DeltaBinaryPackedDecoder.scala`: DELTA_BINARY_PACKED INT32 / INT64 (also the lengths and
+  *    prefix lengths of the two encodings below); can tell where its stream ends.
+  *  - `DeltaLengthByteArrayDecoder.scala`: DELTA_LENGTH_BYTE_ARRAY BYTE_ARRAY.
+  *  - `DeltaByteArrayDecoder.scala`: DELTA_BYTE_ARRAY BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY (prefix sharing).
+  *  - `ByteStreamSplitDecoder.scala`: BYTE_STREAM_SPLIT FLOAT / DOUBLE / INT32 / INT64 / FIXED_LEN_BYTE_ARRAY.
   */
 package object decode

@@ -1,26 +1,29 @@
 package lmspark.io
 
 import java.io.{EOFException, InputStream}
+import java.util.zip.CRC32
 
 import scala.util.control.NonFatal
 
-import org.apache.parquet.bytes.BytesInput
 import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.compression.CompressionCodecFactory
-import org.apache.parquet.compression.CompressionCodecFactory.BytesInputDecompressor
 import org.apache.parquet.format.{PageHeader, PageType, Util}
 import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, CompressionCodecName}
 import org.apache.parquet.io.SeekableInputStream
 
-import lmspark.column.ParquetDecodeException
-
-/** Reads the pages of one column chunk. Owns the chunk bytes and decompression.
+/** Reads the pages of one column chunk. Owns the chunk bytes, page CRC checks and decompression
+  * (through [[Decompressors]]).
   *
   * The chunk's bytes live in one heap array `bytes[base, limit)`; pages are cut from it in order.
   * Protocol: [[nextPage]] parses the next page header (INDEX_PAGEs are passed over) and then exactly
   * one of [[readDictionaryPage]], [[readDataPage]] or [[skipPage]] consumes that page. Skipping never
-  * decompresses. `pagesRead` counts pages whose data was handed out (decompressed); `bytesRead`
-  * counts bytes read from the file.
+  * decompresses nor checks the CRC. `pagesRead` counts pages whose data was handed out
+  * (decompressed); `bytesRead` counts bytes read from the file.
+  *
+  * With `verifyChecksums`, a page that is read and whose header has a `crc` is checked first: CRC32
+  * over its `compressed_page_size` bytes as stored (for v2 pages levels included), as parquet-java
+  * does. A page's uncompressed size is checked against `maxUncompressedPageSize` (the chunk's total
+  * uncompressed size) before anything is allocated for it.
   *
   * Invariants: `base <= pos <= limit`; a header is "current" between `nextPage() == true` and the
   * call that consumes it. Not thread-safe. */
@@ -30,15 +33,21 @@ final class PageSource private (
     limit: Int,
     val context: ChunkContext,
     val codec: CompressionCodecName,
-    decompressor: BytesInputDecompressor,
-    fileBytesRead: Long) {
+    decompressor: Decompressor,
+    fileBytesRead: Long,
+    verifyChecksums: Boolean,
+    maxUncompressedPageSize: Long,
+    chunkFileOffset: Long) {
 
   private[this] var pos: Int = base
   private[this] var header: PageHeader = _
+  private[this] var headerStart: Int = -1 // start of the current page's header
   private[this] var dataStart: Int = -1 // start of the current page's (compressed) data, -1 if none
+  private[this] var ordinal: Int = -1 // of the current page among the chunk's non-index pages
   private[this] var pages: Int = 0
   private[this] var decompressedBytes: Long = 0L
   private[this] val headerStream = new HeaderStream
+  private[this] lazy val crc = new CRC32
 
   /** Pages whose data was read (decompressed) so far, dictionary page included. */
   def pagesRead: Int = pages
@@ -59,12 +68,16 @@ final class PageSource private (
         dataStart = -1
       } else {
         header = h
+        ordinal += 1
         return true
       }
     }
     header = null
     false
   }
+
+  /** 0-based ordinal of the current page in the chunk, dictionary page included, index pages not. */
+  def currentPageOrdinal: Int = { requireHeader(); ordinal }
 
   /** The current page header (after `nextPage() == true`). */
   def currentHeader: PageHeader = { requireHeader(); header }
@@ -104,6 +117,7 @@ final class PageSource private (
     val dh = header.dictionary_page_header
     if (dh == null) throw context.error("dictionary page without dictionary_page_header")
     if (dh.num_values < 0) throw context.error(s"dictionary page has negative num_values ${dh.num_values}")
+    checkCrc()
     val out = decompress(dataStart, header.compressed_page_size, header.uncompressed_page_size)
     val page = new DictionaryPage(dh.num_values, dh.encoding, out, outOffset, outLength)
     consumed()
@@ -118,6 +132,7 @@ final class PageSource private (
         val dh = header.data_page_header
         if (dh == null) throw context.error("data page without data_page_header")
         if (dh.num_values < 0) throw context.error(s"data page has negative num_values ${dh.num_values}")
+        checkCrc()
         val out = decompress(dataStart, header.compressed_page_size, header.uncompressed_page_size)
         new DataPageV1(dh.num_values, dh.encoding, dh.definition_level_encoding, dh.repetition_level_encoding,
           out, outOffset, outLength)
@@ -133,6 +148,7 @@ final class PageSource private (
         if (rl < 0 || dl < 0 || levels > header.compressed_page_size || levels > header.uncompressed_page_size)
           throw context.error(s"data page v2 has invalid level lengths (repetition $rl, definition $dl, " +
             s"page ${header.compressed_page_size} bytes)")
+        checkCrc()
         val compressedValues = header.compressed_page_size - levels.toInt
         val uncompressedValues = header.uncompressed_page_size - levels.toInt
         val valueStart = dataStart + levels.toInt
@@ -149,7 +165,7 @@ final class PageSource private (
     page
   }
 
-  /** Drops the current page. The decompressor belongs to the codec factory and is not released. */
+  /** Drops the current page. Decompressors hold no resources, so there is nothing to release. */
   def close(): Unit = { header = null; dataStart = -1 }
 
   // ---- internals ----
@@ -166,8 +182,28 @@ final class PageSource private (
     pages += 1
   }
 
+  /** `page 3 of the chunk (DATA_PAGE at chunk offset 1234, file offset 5678)` for the current page. */
+  private def describePage: String = {
+    val at = headerStart - base
+    val file = if (chunkFileOffset >= 0) s", file offset ${chunkFileOffset + at}" else ""
+    s"page $ordinal of the chunk (${header.getType} at chunk offset $at$file)"
+  }
+
+  /** With `verifyChecksums`, checks the current page's CRC32 (when its header has one) over the
+    * page's bytes as stored. */
+  private def checkCrc(): Unit =
+    if (verifyChecksums && header.isSetCrc) {
+      crc.reset()
+      crc.update(bytes, dataStart, header.compressed_page_size)
+      val expected = header.crc & 0xffffffffL
+      if (crc.getValue != expected)
+        throw context.error(f"page CRC32 mismatch in $describePage: the header says 0x$expected%08x, " +
+          f"the ${header.compressed_page_size} page bytes give 0x${crc.getValue}%08x (corrupt page)")
+    }
+
   private def parseHeader(): PageHeader = {
     val at = pos
+    headerStart = at
     headerStream.reset(at)
     val h =
       try Util.readPageHeader(headerStream)
@@ -196,23 +232,27 @@ final class PageSource private (
     h
   }
 
-  /** Decompresses `len` bytes at `off` into `uncompressedSize` bytes; sets outOffset/outLength. */
+  /** Decompresses `len` bytes at `off` into `uncompressedSize` bytes; sets outOffset/outLength.
+    * Nothing larger than `maxUncompressedPageSize` is allocated. */
   private def decompress(off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
-    if (codec == CompressionCodecName.UNCOMPRESSED || decompressor == null) {
+    if (decompressor == null) {
       outOffset = off; outLength = len
       decompressedBytes += len
       bytes
     } else {
+      if (uncompressedSize < 0 || uncompressedSize > maxUncompressedPageSize)
+        throw context.error(s"$describePage claims $uncompressedSize uncompressed bytes, more than the " +
+          s"chunk's $maxUncompressedPageSize (corrupt page header or chunk metadata)")
       val out =
-        try decompressor.decompress(BytesInput.from(bytes, off, len), uncompressedSize).toByteArray
+        try decompressor.decompress(bytes, off, len, uncompressedSize)
         catch {
-          case e: ParquetDecodeException => throw e
           case NonFatal(e) =>
-            throw context.error(s"cannot decompress $codec page of $len bytes to $uncompressedSize bytes: " +
-              s"${e.getMessage}", e)
+            throw context.error(s"cannot decompress $codec data of $describePage, $len bytes to " +
+              s"$uncompressedSize bytes (corrupt page?): ${e.getMessage}", e)
         }
-      if (out.length != uncompressedSize)
-        throw context.error(s"$codec page decompressed to ${out.length} bytes, header says $uncompressedSize")
+      if (out.length != uncompressedSize) // a Decompressor guarantees this; kept as a cheap invariant check
+        throw context.error(s"$codec data of $describePage decompressed to ${out.length} bytes, " +
+          s"the header says $uncompressedSize")
       outOffset = 0; outLength = out.length
       decompressedBytes += out.length
       out
@@ -239,20 +279,26 @@ final class PageSource private (
 
 object PageSource {
 
+  /** Largest array the JVM reliably allocates. */
+  private val MaxArraySize: Long = Int.MaxValue - 16
+
   /** Reads the whole chunk [start, start+totalSize) from `in` (start = dictionary page offset if
     * the chunk has one and it is > 0, else first data page offset, i.e.
-    * `ColumnChunkMetaData.getStartingPos`) and returns a page source over it. Counts bytes read. */
+    * `ColumnChunkMetaData.getStartingPos`) and returns a page source over it. Counts bytes read.
+    * With `verifyChecksums`, pages that are read and carry a CRC are checked. */
   def forChunk(
       in: SeekableInputStream,
       chunk: ColumnChunkMetaData,
       descriptor: ColumnDescriptor,
-      codecs: CompressionCodecFactory,
-      filePath: String): PageSource = {
+      filePath: String,
+      verifyChecksums: Boolean = false): PageSource = {
     val context = new ChunkContext(filePath, descriptor.getPath.mkString("."), chunk.getRowGroupOrdinal)
     val start = chunk.getStartingPos
     val size = chunk.getTotalSize
     if (start < 0 || size < 0 || size > Int.MaxValue - 16)
       throw context.error(s"invalid column chunk range: start $start, size $size")
+    val codec = chunk.getCodec
+    val decompressor = decompressorFor(codec, context)
     val buf = new Array[Byte](size.toInt)
     try {
       in.seek(start)
@@ -263,28 +309,51 @@ object PageSource {
       case NonFatal(e) =>
         throw context.error(s"cannot read column chunk [$start, ${start + size}): ${e.getMessage}", e)
     }
-    val codec = chunk.getCodec
-    val decompressor =
-      if (codec == CompressionCodecName.UNCOMPRESSED) null
-      else {
-        val d = try codecs.getDecompressor(codec) catch {
-          case NonFatal(e) => throw context.error(s"no decompressor for codec $codec: ${e.getMessage}", e)
-        }
-        if (d == null) throw context.error(s"no decompressor for codec $codec")
-        d
-      }
-    new PageSource(buf, 0, buf.length, context, codec, decompressor, size)
+    // A page's uncompressed size cannot exceed the chunk's total (pages and headers); writers that
+    // leave the total unset (<= 0) are bounded by what an array can hold.
+    val total = chunk.getTotalUncompressedSize
+    val maxPage = if (total > 0) math.min(total, MaxArraySize) else MaxArraySize
+    new PageSource(buf, 0, buf.length, context, codec, decompressor, size, verifyChecksums, maxPage, start)
   }
 
-  /** A page source over chunk bytes already in memory (tests, and future range-based reads). */
+  /** A page source over chunk bytes already in memory (tests, and future range-based reads).
+    * `maxUncompressedPageSize` bounds every page's uncompressed size; `chunkFileOffset` (-1 when
+    * unknown) is where `bytes(offset)` sits in the file, for error messages. */
   def fromBytes(
       bytes: Array[Byte],
       offset: Int,
       length: Int,
       context: ChunkContext,
       codec: CompressionCodecName,
-      codecs: CompressionCodecFactory): PageSource = {
-    val decompressor = if (codec == CompressionCodecName.UNCOMPRESSED) null else codecs.getDecompressor(codec)
-    new PageSource(bytes, offset, offset + length, context, codec, decompressor, length.toLong)
-  }
+      verifyChecksums: Boolean = false,
+      maxUncompressedPageSize: Long = MaxArraySize,
+      chunkFileOffset: Long = -1L): PageSource =
+    new PageSource(bytes, offset, offset + length, context, codec, decompressorFor(codec, context), length.toLong,
+      verifyChecksums, math.min(maxUncompressedPageSize, MaxArraySize), chunkFileOffset)
+
+  /** Source-compatible form of [[forChunk]] for callers that still pass a codec factory, which
+    * decompression no longer uses. */
+  @deprecated("decompression uses Decompressors; drop the codec factory argument", "0.1")
+  def forChunk(
+      in: SeekableInputStream,
+      chunk: ColumnChunkMetaData,
+      descriptor: ColumnDescriptor,
+      codecs: CompressionCodecFactory,
+      filePath: String): PageSource =
+    forChunk(in, chunk, descriptor, filePath)
+
+  /** Source-compatible form of [[fromBytes]] for callers that still pass a codec factory. */
+  @deprecated("decompression uses Decompressors; drop the codec factory argument", "0.1")
+  def fromBytes(
+      bytes: Array[Byte],
+      offset: Int,
+      length: Int,
+      context: ChunkContext,
+      codec: CompressionCodecName,
+      codecs: CompressionCodecFactory): PageSource =
+    fromBytes(bytes, offset, length, context, codec)
+
+  private def decompressorFor(codec: CompressionCodecName, context: ChunkContext): Decompressor =
+    if (!Decompressors.supported.contains(codec)) throw context.error(s"compression codec $codec is not supported")
+    else Decompressors.forCodec(codec).orNull
 }

@@ -2,13 +2,13 @@ package lmspark
 
 /** Page source layer: reading one column chunk's bytes and cutting them into pages.
   *
-  * Owns the chunk bytes, page-header parsing (parquet-java's thrift `Util.readPageHeader`) and
-  * decompression (parquet-java's `CompressionCodecFactory`). Knows nothing of value encodings or
-  * Spark vectors.
+  * Owns the chunk bytes, page-header parsing (parquet-java's thrift `Util.readPageHeader`), page
+  * CRC checks and decompression. Knows nothing of value encodings or Spark vectors.
   *
   * Files:
   *  - `ChunkContext.scala`: file path / column path / row group of a chunk, for error messages.
+  *  - `Decompressors.scala`: the one codec dispatch (SNAPPY, GZIP, ZSTD, LZ4, LZ4_RAW, BROTLI).
   *  - `Page.scala`: the decompressed page model (dictionary page, data page v1 and v2).
-  *  - `PageSource.scala`: the page iterator over one chunk (header peek, read, skip).
+  *  - `PageSource.scala`: the page iterator over one chunk (header peek, CRC check, read, skip).
   */
 package object io

@@ -54,10 +54,6 @@ object ScanSupport {
       reasons += s"Parquet modular encryption is configured ($CryptoFactoryKey)"
     }
 
-    if (conf.parquetFieldIdReadEnabled) {
-      reasons += s"${SQLConf.PARQUET_FIELD_ID_READ_ENABLED.key} is true"
-    }
-
     val resultSchema = StructType(scan.requiredSchema.fields ++ relation.partitionSchema.fields)
     if (!relation.fileFormat.supportBatch(session, resultSchema)) {
       reasons += sparkBatchReaderUnavailable(conf, resultSchema)

@@ -5,7 +5,6 @@ import java.io.{Closeable, IOException}
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.parquet.hadoop.CodecFactory
 import org.apache.spark.SparkThrowable
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.vectorized.{ConstantColumnVector, OffHeapColumnVector, OnHeapColumnVector, WritableColumnVector}
@@ -37,7 +36,6 @@ final class FileBatchReader(
 
   private val capacity = settings.batchSize
   private val blocks = file.footer.getBlocks
-  private val codecs = new CodecFactory(hadoopConf, 0)
 
   private val dataVectors: Array[WritableColumnVector] =
     if (settings.offHeapVectors) OffHeapColumnVector.allocateColumns(capacity, settings.requiredSchema).toArray
@@ -103,9 +101,10 @@ final class FileBatchReader(
       readers = presentColumns.map { i =>
         val ColumnPlan.Present(descriptor, sparkType, options) = plan.columns(i): @unchecked
         val chunk = FileReadPlan.chunkOf(block, descriptor)
-        val pages = PageSource.forChunk(file.stream, chunk, descriptor, codecs, file.path.toString)
+        val pages = PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
         metrics.bytesRead += chunk.getTotalSize
-        ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount, options)
+        ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
+          options.copy(preserveDictionary = settings.preserveDictionary))
       }
     }
     rowsLeftInGroup = block.getRowCount
@@ -134,10 +133,7 @@ final class FileBatchReader(
       try closeReaders()
       finally {
         try file.close()
-        finally {
-          codecs.release()
-          batch.close()
-        }
+        finally batch.close()
       }
     }
   }

@@ -1,5 +1,6 @@
 package lmspark.scan
 
+import java.time.ZoneId
 import java.util.Locale
 
 import scala.jdk.CollectionConverters._
@@ -8,11 +9,11 @@ import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnPath, ParquetMetadata}
 import org.apache.parquet.schema.Type
 import org.apache.parquet.schema.Type.Repetition
+import org.apache.spark.sql.execution.datasources.parquet.ParquetUtils
 import org.apache.spark.sql.types._
 
 import lmspark.column.{ColumnReadOptions, ColumnReaderFactory, RebaseCheck}
 import lmspark.shim.SparkInternals
-import lmspark.shim.SparkInternals.DatetimeRebase
 
 /** How one requested column is read from one file. */
 sealed trait ColumnPlan
@@ -40,29 +41,52 @@ object FileReadPlan {
     val byName: Map[String, Seq[Type]] =
       if (settings.caseSensitive) fields.groupBy(_.getName)
       else fields.groupBy(_.getName.toLowerCase(Locale.ROOT))
-    lazy val rebase = SparkInternals.datetimeRebase(
-      footer.getFileMetaData.getKeyValueMetaData, settings.datetimeRebaseModeInRead)
+    val keyValues = footer.getFileMetaData.getKeyValueMetaData
+    lazy val rebase = SparkInternals.datetimeRebase(keyValues, settings.datetimeRebaseModeInRead)
+    lazy val int96Rebase = SparkInternals.int96Rebase(keyValues, settings.int96RebaseModeInRead)
+    lazy val int96ConvertTz: Option[ZoneId] = {
+      // As ParquetFileFormat: only files not written by parquet-mr are shifted.
+      val createdBy = Option(footer.getFileMetaData.getCreatedBy).getOrElse("")
+      if (settings.int96TimestampConversion && !createdBy.startsWith("parquet-mr"))
+        Some(ZoneId.of(settings.sessionTimeZone, ZoneId.SHORT_IDS))
+      else None
+    }
 
-    def resolve(field: StructField): Either[String, ColumnPlan] = {
-      val key = if (settings.caseSensitive) field.name else field.name.toLowerCase(Locale.ROOT)
-      byName.getOrElse(key, Nil) match {
+    // Spark's field-id matching (ParquetReadSupport.clipParquetGroupFields): with
+    // fieldId.read.enabled and ids in the requested schema, a field with an id matches the file
+    // field with that id (or none: nulls); the others match by name.
+    val matchById = settings.useFieldId && ParquetUtils.hasFieldIds(requiredSchema)
+    if (matchById && !fields.exists(containsFieldIds) && !settings.ignoreMissingFieldId)
+      return Left("the read schema has field ids but the file has none (Spark raises its own error)")
+    lazy val byId: Map[Int, Seq[Type]] = fields.filter(_.getId != null).groupBy(_.getId.intValue())
+
+    def candidates(field: StructField): Seq[Type] =
+      if (matchById && ParquetUtils.hasFieldId(field)) byId.getOrElse(ParquetUtils.getFieldId(field), Nil)
+      else byName.getOrElse(if (settings.caseSensitive) field.name else field.name.toLowerCase(Locale.ROOT), Nil)
+
+    def resolve(field: StructField): Either[String, ColumnPlan] =
+      candidates(field) match {
         case Seq() if !field.nullable => Left(s"required column ${field.name} is missing in the file")
         case Seq() => Right(ColumnPlan.Missing)
         case Seq(t) if !t.isPrimitive => Left(s"column ${field.name} is not a primitive column in the file")
         case Seq(t) if t.getRepetition == Repetition.REPEATED => Left(s"column ${field.name} is repeated in the file")
         case Seq(t) =>
           val descriptor = fileSchema.getColumnDescription(Array(t.getName))
+          val options = ColumnReadOptions(
+            rebaseCheck = if (usesDatetimeRebase(field.dataType)) rebase else RebaseCheck.None,
+            int96Rebase = if (field.dataType == TimestampType) int96Rebase else RebaseCheck.None,
+            int96ConvertTz = if (field.dataType == TimestampType) int96ConvertTz else None)
           for {
             _ <- ColumnReaderFactory.unsupportedReason(descriptor, field.dataType)
               .map(why => s"column ${field.name}: $why").toLeft(())
-            check <- rebaseCheck(field, rebase)
             _ <- footer.getBlocks.asScala.iterator
               .flatMap(b => ColumnReaderFactory.unsupportedReason(descriptor, field.dataType, chunkOf(b, descriptor)))
               .nextOption().map(why => s"column ${field.name}: $why").toLeft(())
-          } yield ColumnPlan.Present(descriptor, field.dataType, ColumnReadOptions(rebaseCheck = check))
+          } yield ColumnPlan.Present(descriptor, field.dataType, options)
+        case many if matchById && ParquetUtils.hasFieldId(field) =>
+          Left(s"column ${field.name} matches ${many.size} fields by field id")
         case many => Left(s"column ${field.name} matches ${many.size} fields case-insensitively")
       }
-    }
 
     val plans = IndexedSeq.newBuilder[ColumnPlan]
     val it = requiredSchema.fields.iterator
@@ -70,19 +94,25 @@ object FileReadPlan {
       case Right(p) => plans += p
       case Left(why) => return Left(why)
     }
-    Right(FileReadPlan(plans.result()))
+    val result = plans.result()
+    if (matchById) {
+      // By id and by name, two read columns can land on one file column; Spark's answer for that
+      // is its own business, so such files go to Spark's reader.
+      val leaves = result.collect { case p: ColumnPlan.Present => p.descriptor.getPath.mkString(".") }
+      val twice = leaves.diff(leaves.distinct)
+      if (twice.nonEmpty) return Left(s"file column ${twice.head} is matched by two read columns (field id and name)")
+    }
+    Right(FileReadPlan(result))
   }
 
-  /** The datetime check a column needs; dates and timestamps (not timestamp_ntz) may be rebased. */
-  private def rebaseCheck(field: StructField, rebase: => DatetimeRebase): Either[String, RebaseCheck] =
-    field.dataType match {
-      case DateType | TimestampType => rebase match {
-        case DatetimeRebase.Corrected => Right(RebaseCheck.None)
-        case DatetimeRebase.FailOnAncient => Right(RebaseCheck.FailOnAncient)
-        case DatetimeRebase.Legacy => Left(s"column ${field.name} needs LEGACY datetime rebasing")
-      }
-      case _ => Right(RebaseCheck.None)
-    }
+  /** Spark rebases dates, timestamps (not timestamp_ntz) and dates read as timestamp_ntz. */
+  private def usesDatetimeRebase(dt: DataType): Boolean = dt match {
+    case DateType | TimestampType | TimestampNTZType => true
+    case _ => false
+  }
+
+  private def containsFieldIds(t: Type): Boolean =
+    t.getId != null || (!t.isPrimitive && t.asGroupType.getFields.asScala.exists(containsFieldIds))
 
   /** The chunk of `block` that holds leaf `descriptor`. */
   def chunkOf(block: BlockMetaData, descriptor: ColumnDescriptor): org.apache.parquet.hadoop.metadata.ColumnChunkMetaData = {

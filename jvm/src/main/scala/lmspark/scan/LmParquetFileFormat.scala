@@ -42,13 +42,21 @@ class LmParquetFileFormat(metrics: ScanMetrics) extends ParquetFileFormat with L
       new Configuration(hadoopConf))
 
     val sqlConf = sparkSession.sessionState.conf
+    val parquetOptions = new ParquetOptions(options, sqlConf)
     val settings = ScanSettings(
       requiredSchema = requiredSchema,
       partitionSchema = partitionSchema,
       batchSize = LmConf.BATCH_SIZE.get(sqlConf),
       offHeapVectors = sqlConf.offHeapColumnVectorEnabled,
       caseSensitive = sqlConf.caseSensitiveAnalysis,
-      datetimeRebaseModeInRead = new ParquetOptions(options, sqlConf).datetimeRebaseModeInRead)
+      datetimeRebaseModeInRead = parquetOptions.datetimeRebaseModeInRead,
+      int96RebaseModeInRead = parquetOptions.int96RebaseModeInRead,
+      int96TimestampConversion = sqlConf.isParquetINT96TimestampConversion,
+      sessionTimeZone = sqlConf.sessionLocalTimeZone,
+      useFieldId = sqlConf.parquetFieldIdReadEnabled,
+      ignoreMissingFieldId = sqlConf.ignoreMissingParquetFieldId,
+      verifyChecksums = LmConf.VERIFY_CHECKSUMS.get(sqlConf),
+      preserveDictionary = LmConf.DICTIONARY_PRESERVE.get(sqlConf))
     val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val scanMetrics = metrics
 

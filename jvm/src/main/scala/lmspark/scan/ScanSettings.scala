@@ -5,6 +5,10 @@ import org.apache.spark.sql.types.StructType
 /**
  * Everything a task needs to read files for one scan, fixed on the driver at planning time.
  * Serializable; holds no Spark session.
+ *
+ * The datetime fields are Spark's read-side rules: rebase modes (the read options' or the
+ * session's), `spark.sql.parquet.int96TimestampConversion` with the session time zone; the field-id
+ * fields are `spark.sql.parquet.fieldId.read.enabled` / `.ignoreMissing`.
  */
 final case class ScanSettings(
     requiredSchema: StructType,
@@ -12,4 +16,11 @@ final case class ScanSettings(
     batchSize: Int,
     offHeapVectors: Boolean,
     caseSensitive: Boolean,
-    datetimeRebaseModeInRead: String)
+    datetimeRebaseModeInRead: String,
+    int96RebaseModeInRead: String = "EXCEPTION",
+    int96TimestampConversion: Boolean = false,
+    sessionTimeZone: String = "UTC",
+    useFieldId: Boolean = false,
+    ignoreMissingFieldId: Boolean = false,
+    verifyChecksums: Boolean = false,
+    preserveDictionary: Boolean = true)

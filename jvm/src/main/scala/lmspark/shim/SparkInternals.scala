@@ -1,35 +1,31 @@
 package lmspark.shim
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.util.RebaseDateTime.RebaseSpec
 import org.apache.spark.sql.execution.datasources.DataSourceUtils
 import org.apache.spark.sql.execution.vectorized.{ColumnVectorUtils, ConstantColumnVector}
 import org.apache.spark.sql.internal.LegacyBehaviorPolicy
 
+import lmspark.column.RebaseCheck
+
 /** Spark-internal helpers the reader needs, in one place. */
 object SparkInternals {
 
-  /** How a file's dates and timestamps must be read, decided as Spark decides it. */
-  sealed trait DatetimeRebase
-  object DatetimeRebase {
-    /** Values are read as written. */
-    case object Corrected extends DatetimeRebase
-    /** Values before the Gregorian switch must fail the query (Spark's EXCEPTION mode). */
-    case object FailOnAncient extends DatetimeRebase
-    /** Values must be rebased from the hybrid Julian calendar; lmspark leaves that to Spark. */
-    case object Legacy extends DatetimeRebase
-  }
-
   /**
-   * The datetime rebase mode for a file with the given key-value metadata, under the session's
-   * (or the read option's) `datetimeRebaseModeInRead`.
+   * How a file's dates and timestamps must be read, decided as Spark decides it from the footer's
+   * writer keys and the session's (or the read option's) `datetimeRebaseModeInRead`.
    */
-  def datetimeRebase(keyValueMetadata: java.util.Map[String, String], modeInRead: String): DatetimeRebase = {
-    val spec = DataSourceUtils.datetimeRebaseSpec(k => keyValueMetadata.get(k), modeInRead)
-    spec.mode match {
-      case LegacyBehaviorPolicy.CORRECTED => DatetimeRebase.Corrected
-      case LegacyBehaviorPolicy.EXCEPTION => DatetimeRebase.FailOnAncient
-      case _ => DatetimeRebase.Legacy
-    }
+  def datetimeRebase(keyValueMetadata: java.util.Map[String, String], modeInRead: String): RebaseCheck =
+    toCheck(DataSourceUtils.datetimeRebaseSpec(k => keyValueMetadata.get(k), modeInRead))
+
+  /** The same for INT96 timestamps, under `int96RebaseModeInRead`. */
+  def int96Rebase(keyValueMetadata: java.util.Map[String, String], modeInRead: String): RebaseCheck =
+    toCheck(DataSourceUtils.int96RebaseSpec(k => keyValueMetadata.get(k), modeInRead))
+
+  private def toCheck(spec: RebaseSpec): RebaseCheck = spec.mode match {
+    case LegacyBehaviorPolicy.CORRECTED => RebaseCheck.None
+    case LegacyBehaviorPolicy.EXCEPTION => RebaseCheck.FailOnAncient
+    case _ => RebaseCheck.Legacy(spec.timeZone)
   }
 
   /** Fills a partition column's constant vector from the file's partition values. */

@@ -133,12 +133,42 @@ class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
     assert(m(LmMetrics.BytesRead).value > 0)
   }
 
-  test("a file whose encoding lmspark does not read goes to Spark's reader inside our scan") {
+  test("a v2 file with DELTA encodings is read by lmspark itself") {
     val p = newDir("delta")
-    spark.range(0, 3000).select(col("id"), (col("id") * 3).cast("int").as("x"))
+    spark.range(0, 3000).select(col("id"), (col("id") * 3).cast("int").as("x"), concat(lit("k"), col("id")).as("s"))
       .write.option("parquet.writer.version", "v2").option("parquet.enable.dictionary", "false")
       .parquet(p)
     val plan = checkSparkAnswerAndLmUsed(spark.read.parquet(p).where(col("x") % 2 === 0))
+    val m = lmScans(plan).head.metrics
+    assert(m(LmMetrics.FilesFallback).value == 0)
+    assert(m(LmMetrics.FilesRead).value >= 1)
+  }
+
+  /** A parquet-java file with rows [from, until): id, x = id * 3, and h, a 2-byte value annotated
+    * FLOAT16 (a logical type lmspark leaves to Spark) or not annotated. Read as binary. */
+  private def writeHalfFloats(dir: String, name: String, from: Long, until: Long, float16: Boolean): Unit = {
+    import org.apache.parquet.schema.{LogicalTypeAnnotation, MessageType, Types}
+    import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName._
+    val h = Types.optional(FIXED_LEN_BYTE_ARRAY).length(2)
+    val schema = new MessageType("t", Types.required(INT64).named("id"), Types.required(INT32).named("x"),
+      (if (float16) h.as(LogicalTypeAnnotation.float16Type()) else h).named("h"))
+    new java.io.File(dir).mkdirs()
+    val w = org.apache.parquet.hadoop.example.ExampleParquetWriter
+      .builder(new org.apache.hadoop.fs.Path(s"$dir/$name.parquet")).withType(schema).build()
+    val f = new org.apache.parquet.example.data.simple.SimpleGroupFactory(schema)
+    try for (i <- from until until) {
+      val g = f.newGroup().append("id", i).append("x", (i * 3).toInt)
+      if (i % 5 != 0) g.append("h", org.apache.parquet.io.api.Binary.fromConstantByteArray(Array(i.toByte, 60)))
+      w.write(g)
+    } finally w.close()
+  }
+
+  private val halfFloatSchema = "id long, x int, h binary"
+
+  test("a file lmspark does not read (a FLOAT16 column) goes to Spark's reader inside our scan") {
+    val p = newDir("float16")
+    writeHalfFloats(p, "f16", 0, 3000, float16 = true)
+    val plan = checkSparkAnswerAndLmUsed(spark.read.schema(halfFloatSchema).parquet(p).where(col("x") % 2 === 0))
     val m = lmScans(plan).head.metrics
     assert(m(LmMetrics.FilesFallback).value >= 1)
   }
@@ -155,14 +185,12 @@ class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
   }
 
   test("without whole-stage codegen or with many columns, a file handed to Spark's reader still gives batches") {
-    val p = newDir("delta-nocodegen")
-    spark.range(0, 3000).select(col("id"), (col("id") * 3).cast("int").as("x"))
-      .write.option("parquet.writer.version", "v2").option("parquet.enable.dictionary", "false")
-      .parquet(p)
-    spark.range(0, 100).select(col("id"), col("id").cast("int").as("x")).write.mode("append").parquet(p)
+    val p = newDir("float16-nocodegen")
+    writeHalfFloats(p, "f16", 0, 3000, float16 = true)
+    writeHalfFloats(p, "plain", 0, 100, float16 = false)
     for ((k, v) <- Seq("spark.sql.codegen.wholeStage" -> "false", "spark.sql.codegen.maxFields" -> "1")) {
       withConf(k -> v) {
-        val plan = checkSparkAnswerAndLmUsed(spark.read.parquet(p))
+        val plan = checkSparkAnswerAndLmUsed(spark.read.schema(halfFloatSchema).parquet(p))
         assert(lmScans(plan).head.metrics(LmMetrics.FilesFallback).value >= 1, s"$k=$v")
         assert(lmScans(plan).head.metrics(LmMetrics.FilesRead).value >= 1, s"$k=$v")
       }

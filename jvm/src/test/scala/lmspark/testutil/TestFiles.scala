@@ -4,13 +4,29 @@ import java.nio.file.{Files, Path}
 import java.util.Comparator
 
 import scala.collection.concurrent.TrieMap
+import scala.jdk.CollectionConverters._
 
+import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.metadata.CompressionCodecName
+import org.apache.parquet.io.LocalInputFile
 
 /** A written matrix file with the values it was written with. */
 final case class WrittenFile(path: Path, config: FileConfig, columns: IndexedSeq[TestColumn])
 
-/** Writes each matrix file once per test JVM into a temp dir that is removed at exit. */
+/** The pages of one column chunk as parquet-java's page reader sees them: whether there is a
+  * dictionary page, and the row count of each data page in order. */
+final case class ChunkLayout(hasDictionary: Boolean, pageRows: IndexedSeq[Int]) {
+  /** Pages including the dictionary page. */
+  def pages: Int = pageRows.size + (if (hasDictionary) 1 else 0)
+  /** First row of each data page, then the chunk's row count. */
+  val pageStarts: IndexedSeq[Long] = pageRows.scanLeft(0L)(_ + _)
+  def rows: Long = pageStarts.last
+}
+
+/** Writes each matrix file once per test JVM into a temp dir that is removed at exit, and keeps
+  * what the suites need about it: the written values (shared per encoding mode, since they do not
+  * depend on codec or page version), parquet-java's values (for the last file asked, as suites go
+  * file by file) and the page layouts. */
 object TestFiles {
 
   val codecs: Seq[CompressionCodecName] = Seq(
@@ -29,15 +45,52 @@ object TestFiles {
   def deleteRecursively(p: Path): Unit =
     if (Files.exists(p)) Files.walk(p).sorted(Comparator.reverseOrder[Path]()).forEach(f => Files.deleteIfExists(f))
 
+  private val columnCache = TrieMap.empty[EncMode, IndexedSeq[TestColumn]]
   private val cache = TrieMap.empty[FileConfig, WrittenFile]
+  private val layouts = TrieMap.empty[FileConfig, IndexedSeq[IndexedSeq[ChunkLayout]]]
 
-  def matrixFile(config: FileConfig): WrittenFile = cache.getOrElseUpdate(config, {
-    val columns = for {
+  /** Every type x nullability, generated for `mode`. */
+  def matrixColumns(mode: EncMode): IndexedSeq[TestColumn] = columnCache.getOrElseUpdate(mode,
+    for {
       (spec, ti) <- TestTypes.all.zipWithIndex.toIndexedSeq
       (nulls, ni) <- Nulls.all.zipWithIndex
-    } yield TestColumn(spec, nulls, TestFileWriter.generate(spec, nulls, config.mode, seed = 1000L * ti + ni))
+    } yield TestColumn(spec, nulls, TestFileWriter.generate(spec, nulls, mode, seed = 1000L * ti + ni)))
+
+  def matrixFile(config: FileConfig): WrittenFile = cache.getOrElseUpdate(config, {
+    val columns = matrixColumns(config.mode)
     val path = dir.resolve(s"matrix-${config.codec}-${if (config.v2) "v2" else "v1"}-${config.mode}.parquet")
     TestFileWriter.write(path, config, columns)
     WrittenFile(path, config, columns)
+  })
+
+  private var oracleOf: Path = _
+  private var oracleValues: IndexedSeq[IndexedSeq[IndexedSeq[Any]]] = _
+
+  /** parquet-java's values of `f`, [column][row group][row] (see [[ParquetOracle.readAll]]). */
+  def oracle(f: WrittenFile): IndexedSeq[IndexedSeq[IndexedSeq[Any]]] = synchronized {
+    if (oracleOf != f.path) {
+      oracleValues = ParquetOracle.readAll(f.path)
+      oracleOf = f.path
+    }
+    oracleValues
+  }
+
+  /** Page layouts of `f` per [row group][column]. */
+  def layout(f: WrittenFile): IndexedSeq[IndexedSeq[ChunkLayout]] = layouts.getOrElseUpdate(f.config, {
+    val reader = ParquetFileReader.open(new LocalInputFile(f.path))
+    try {
+      val columns = reader.getFooter.getFileMetaData.getSchema.getColumns.asScala.toIndexedSeq
+      reader.getRowGroups.asScala.toIndexedSeq.map { _ =>
+        val pages = reader.readNextRowGroup()
+        columns.map { d =>
+          val pr = pages.getPageReader(d)
+          val dict = pr.readDictionaryPage() != null
+          val rows = IndexedSeq.newBuilder[Int]
+          var p = pr.readPage()
+          while (p != null) { rows += p.getValueCount; p = pr.readPage() } // flat columns: values == rows
+          ChunkLayout(dict, rows.result())
+        }
+      }
+    } finally reader.close()
   })
 }

@@ -1,0 +1,121 @@
+package lmspark.column
+
+import org.apache.spark.sql.execution.vectorized.{Dictionary => SparkVectorDictionary, OnHeapColumnVector}
+import org.apache.spark.sql.types._
+
+import lmspark.decode.{BinaryDictionary, Dictionary, DictionaryIdsReplay, DoubleDictionary, FloatDictionary, IntDictionary, LongDictionary}
+
+/** A column chunk's dictionary as Spark's vectors read it (`WritableColumnVector.setDictionary`):
+  * entry `id` holds the value the chunk's [[VectorWriter]] would have stored eagerly for a row
+  * with that id, in the vector's physical representation (`decodeToInt` for byte, short, int,
+  * date and decimal(p <= 9) vectors, `decodeToLong` for long, timestamp and decimal(p <= 18),
+  * `decodeToBinary` for string, binary and wider decimals), so that lazy `getX` calls return
+  * exactly what eager decoding writes.
+  *
+  * Built at most once per chunk, by `VectorWriter.sparkDictionary`. Immutable: it shares the
+  * arrays of a lmspark [[Dictionary]] or owns converted copies. Ids reaching `decodeTo*` were
+  * checked against `size` when they were read (`DictionaryIdsDecoder.readIds`); `decodeToBinary`
+  * returns a fresh array on every call, as Spark's own Parquet dictionary does. */
+sealed abstract class SparkDictionary(val size: Int) extends SparkVectorDictionary {
+  override def decodeToInt(id: Int): Int = unsupported("int")
+  override def decodeToLong(id: Int): Long = unsupported("long")
+  override def decodeToFloat(id: Int): Float = unsupported("float")
+  override def decodeToDouble(id: Int): Double = unsupported("double")
+  override def decodeToBinary(id: Int): Array[Byte] = unsupported("binary")
+
+  private def unsupported(what: String): Nothing =
+    throw new UnsupportedOperationException(s"${getClass.getSimpleName} has no $what values")
+}
+
+object SparkDictionary {
+
+  /** Int entries (byte and short vectors read them through `(byte)` / `(short)` casts). */
+  final class Ints(val values: Array[Int]) extends SparkDictionary(values.length) {
+    override def decodeToInt(id: Int): Int = values(id)
+  }
+
+  final class Longs(val values: Array[Long]) extends SparkDictionary(values.length) {
+    override def decodeToLong(id: Int): Long = values(id)
+  }
+
+  final class Floats(val values: Array[Float]) extends SparkDictionary(values.length) {
+    override def decodeToFloat(id: Int): Float = values(id)
+  }
+
+  final class Doubles(val values: Array[Double]) extends SparkDictionary(values.length) {
+    override def decodeToDouble(id: Int): Double = values(id)
+  }
+
+  /** Entry `i` is `data[offsets(i), offsets(i + 1))`. */
+  final class Binaries(val offsets: Array[Int], val data: Array[Byte]) extends SparkDictionary(offsets.length - 1) {
+    override def decodeToBinary(id: Int): Array[Byte] = java.util.Arrays.copyOfRange(data, offsets(id), offsets(id + 1))
+  }
+
+  /** The INT32 values of `d` unchanged, sharing its array; None if `d` holds another type. */
+  def ints(d: Dictionary): Option[SparkDictionary] = d match {
+    case i: IntDictionary => Some(new Ints(i.values))
+    case _ => None
+  }
+
+  /** The INT64 values of `d` unchanged. */
+  def longs(d: Dictionary): Option[SparkDictionary] = d match {
+    case l: LongDictionary => Some(new Longs(l.values))
+    case _ => None
+  }
+
+  /** The FLOAT values of `d` unchanged. */
+  def floats(d: Dictionary): Option[SparkDictionary] = d match {
+    case f: FloatDictionary => Some(new Floats(f.values))
+    case _ => None
+  }
+
+  /** The DOUBLE values of `d` unchanged. */
+  def doubles(d: Dictionary): Option[SparkDictionary] = d match {
+    case f: DoubleDictionary => Some(new Doubles(f.values))
+    case _ => None
+  }
+
+  /** The BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY values of `d` unchanged. */
+  def binaries(d: Dictionary): Option[SparkDictionary] = d match {
+    case b: BinaryDictionary => Some(new Binaries(b.offsets, b.data))
+    case _ => None
+  }
+
+  /** Every entry of `d` converted by `writer` itself: the writer writes ids `0 until d.size`
+    * into a scratch vector of `vectorType` (the Spark type of the column it writes), whose values
+    * become the entries. Exact by construction, for any writer whose `write` cannot fail on a
+    * value of the dictionary: writers that check or may overflow must rule that out before
+    * calling this (an entry no row references must never fail a read). */
+  def throughWriter(writer: VectorWriter, d: Dictionary, vectorType: DataType): SparkDictionary = {
+    val n = d.size
+    val v = new OnHeapColumnVector(math.max(n, 1), vectorType)
+    try {
+      val replay = new DictionaryIdsReplay(d)
+      replay.set(Array.tabulate(n)(identity), n)
+      writer.write(replay, n, v, 0)
+      vectorType match {
+        case ByteType => new Ints(Array.tabulate(n)(i => v.getByte(i).toInt))
+        case ShortType => new Ints(Array.tabulate(n)(i => v.getShort(i).toInt))
+        case IntegerType | DateType | _: YearMonthIntervalType => new Ints(Array.tabulate(n)(v.getInt))
+        case t: DecimalType if t.precision <= Decimal.MAX_INT_DIGITS => new Ints(Array.tabulate(n)(v.getInt))
+        case LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType =>
+          new Longs(Array.tabulate(n)(v.getLong))
+        case t: DecimalType if t.precision <= Decimal.MAX_LONG_DIGITS => new Longs(Array.tabulate(n)(v.getLong))
+        case FloatType => new Floats(Array.tabulate(n)(v.getFloat))
+        case DoubleType => new Doubles(Array.tabulate(n)(v.getDouble))
+        case _: StringType | BinaryType | _: DecimalType =>
+          val offsets = new Array[Int](n + 1)
+          val out = new java.io.ByteArrayOutputStream()
+          var i = 0
+          while (i < n) {
+            val b = v.getBinary(i)
+            out.write(b, 0, b.length)
+            offsets(i + 1) = out.size()
+            i += 1
+          }
+          new Binaries(offsets, out.toByteArray)
+        case other => throw new IllegalArgumentException(s"no Spark dictionary representation for $other")
+      }
+    } finally v.close()
+  }
+}

@@ -1,0 +1,123 @@
+package lmspark.column
+
+import scala.util.Random
+
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
+import org.apache.spark.sql.types._
+import org.scalatest.funsuite.AnyFunSuite
+
+import lmspark.decode._
+import lmspark.testutil.TestTypes
+
+/** Property tests of `VectorWriter.sparkDictionary` against the writers' own eager output, over
+  * seeded random dictionaries with edge entries (ints beyond byte/short range, millis that
+  * overflow as micros, ancient dates and timestamps, decimal bytes of every length):
+  *  - when a writer gives a Spark dictionary, a vector reading ids through it returns, for every
+  *    id, exactly what the eager writer stores for that id;
+  *  - when it gives none, some entry of the dictionary fails the eager writer (identity writers
+  *    always give one). */
+class SparkDictionarySuite extends AnyFunSuite {
+
+  private def ints(r: Random, n: Int, special: Seq[Int]): Dictionary =
+    new IntDictionary(Array.fill(n)(if (r.nextInt(4) == 0) special(r.nextInt(special.size)) else r.nextInt()))
+  private def longs(r: Random, n: Int, special: Seq[Long], gen: => Long): Dictionary =
+    new LongDictionary(Array.fill(n)(if (r.nextInt(4) == 0) special(r.nextInt(special.size)) else gen))
+  /** Random big-endian byte strings; `signByte`: the first byte is always 0 or -1 (keeps 16-byte
+    * values within DECIMAL(38)), otherwise only sometimes (redundant sign bytes). */
+  private def binaries(r: Random, n: Int, maxLen: Int, fixed: Boolean, signByte: Boolean = false): Dictionary = {
+    val values = Array.fill(n) {
+      val a = new Array[Byte](if (fixed) maxLen else r.nextInt(maxLen + 1))
+      r.nextBytes(a)
+      if (a.nonEmpty && (signByte || r.nextInt(3) == 0)) a(0) = (if (r.nextBoolean()) 0 else -1).toByte
+      a
+    }
+    val offsets = values.scanLeft(0)(_ + _.length)
+    new BinaryDictionary(offsets, values.flatten)
+  }
+
+  private val day = SparkRebase.lastSwitchJulianDay
+  private val ts = SparkRebase.lastSwitchJulianTs
+
+  /** (name, writer, Spark type, dictionary generator). */
+  private val cases: Seq[(String, () => VectorWriter, DataType, (Random, Int) => Dictionary)] = Seq(
+    ("Ints", () => VectorWriter.Ints, IntegerType, (r, n) => ints(r, n, Seq(Int.MinValue, Int.MaxValue))),
+    ("Longs", () => VectorWriter.Longs, LongType, (r, n) => longs(r, n, Seq(Long.MinValue, Long.MaxValue), r.nextLong())),
+    ("Floats", () => VectorWriter.Floats, FloatType,
+      (r, n) => new FloatDictionary(Array.fill(n)(if (r.nextInt(5) == 0) Float.NaN else r.nextFloat() - 0.5f))),
+    ("Doubles", () => VectorWriter.Doubles, DoubleType,
+      (r, n) => new DoubleDictionary(Array.fill(n)(if (r.nextInt(5) == 0) -0.0 else r.nextGaussian()))),
+    ("Binaries", () => VectorWriter.Binaries, BinaryType, (r, n) => binaries(r, n, 12, fixed = false)),
+    ("Binaries as strings", () => VectorWriter.Binaries, StringType, (r, n) => binaries(r, n, 12, fixed = false)),
+    ("Bytes", () => new VectorWriter.Bytes, ByteType, (r, n) => ints(r, n, Seq(-129, 128, 300, -1000, 127, -128))),
+    ("Shorts", () => new VectorWriter.Shorts, ShortType, (r, n) => ints(r, n, Seq(-32769, 32768, 100000, 32767))),
+    ("DatesFailOnAncient", () => VectorWriter.DatesFailOnAncient, DateType,
+      (r, n) => new IntDictionary(Array.fill(n)(day - 3 + r.nextInt(2000)))),
+    ("MicrosFailOnAncient", () => VectorWriter.MicrosFailOnAncient, TimestampType,
+      (r, n) => longs(r, n, Seq(ts - 1, ts, Long.MinValue), ts + (r.nextLong() % 100000000000000L).abs - 1000)),
+    ("MillisAsMicros", () => new VectorWriter.MillisAsMicros(false), TimestampType,
+      (r, n) => longs(r, n, Seq(Long.MaxValue / 1000, Long.MaxValue / 1000 + 1, Long.MinValue / 1000,
+        Long.MinValue / 1000 - 1, Long.MinValue), r.nextLong() % 10000000000000L)),
+    ("MillisAsMicros failing on ancient", () => new VectorWriter.MillisAsMicros(true), TimestampType,
+      (r, n) => longs(r, n, Seq(Math.floorDiv(ts, 1000L) - 1, Long.MaxValue), Math.floorDiv(ts, 1000L) +
+        (r.nextLong() % 10000000000000L).abs)),
+    ("BinaryDecimals(6)", () => new VectorWriter.BinaryDecimals(6), DecimalType(6, 2),
+      (r, n) => binaries(r, n, 3, fixed = true)),
+    ("BinaryDecimals(14)", () => new VectorWriter.BinaryDecimals(14), DecimalType(14, 0),
+      (r, n) => binaries(r, n, 6, fixed = true)),
+    ("BinaryDecimals(30)", () => new VectorWriter.BinaryDecimals(30), DecimalType(30, 4),
+      (r, n) => binaries(r, n, 12, fixed = false)),
+    ("BinaryDecimals(38)", () => new VectorWriter.BinaryDecimals(38), DecimalType(38, 5),
+      (r, n) => binaries(r, n, 16, fixed = true, signByte = true)))
+
+  /** Whether the eager writer fails on entry `id` of `d`. */
+  private def failsEagerly(writer: VectorWriter, d: Dictionary, id: Int, t: DataType): Boolean = {
+    val v = new OnHeapColumnVector(1, t)
+    val replay = new DictionaryIdsReplay(d)
+    replay.set(Array(id), 1)
+    try { writer.write(replay, 1, v, 0); false }
+    catch { case _: ArithmeticException | _: RuntimeException => true }
+    finally v.close()
+  }
+
+  for ((name, newWriter, t, gen) <- cases) {
+    test(s"$name: a Spark dictionary reads back the eager values, or some entry fails eagerly") {
+      var kept = 0
+      var refused = 0
+      for (seed <- 0 until 60) {
+        val r = new Random(seed * 31L + name.hashCode)
+        val size = 1 + r.nextInt(if (seed % 3 == 0) 3 else 40)
+        val d = gen(r, size)
+        val writer = newWriter()
+        writer.sparkDictionary(d) match {
+          case Some(sd) =>
+            kept += 1
+            assert(sd.size == d.size)
+            val n = 1 + r.nextInt(200)
+            val ids = Array.fill(n)(r.nextInt(size))
+            val eager = new OnHeapColumnVector(n, t)
+            val lazily = new OnHeapColumnVector(n, t)
+            try {
+              val replay = new DictionaryIdsReplay(d)
+              replay.set(ids, n)
+              writer.write(replay, n, eager, 0)
+              lazily.reserveDictionaryIds(n).putInts(0, n, ids, 0)
+              lazily.setDictionary(sd)
+              for (i <- 0 until n) {
+                val want = TestTypes.fromVector(t, eager, i)
+                val got = TestTypes.fromVector(t, lazily, i)
+                assert(TestTypes.same(got, want), s"seed $seed row $i (id ${ids(i)}): ${TestTypes.show(got)} vs " +
+                  s"${TestTypes.show(want)}")
+              }
+            } finally { eager.close(); lazily.close() }
+          case None =>
+            refused += 1
+            assert((0 until size).exists(id => failsEagerly(writer, d, id, t)),
+              s"seed $seed: no Spark dictionary although every entry reads eagerly")
+        }
+      }
+      assert(kept > 0, s"$name: never kept")
+      if (name.contains("Ancient") || name.startsWith("MillisAsMicros")) assert(refused > 0, s"$name: never refused")
+      else assert(refused == 0, s"$name: refused $refused dictionaries")
+    }
+  }
+}
