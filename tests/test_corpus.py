@@ -83,7 +83,7 @@ MUST_READ = {
 #: Files whose schema Spark cannot infer as a whole: they are read with an explicit schema of
 #: the columns Spark has a type for (from pyarrow's schema, see ``arrow_oracle.spark_ddl``).
 EXPLICIT_SCHEMA = {
-    "byte_stream_split_extended.gzip.parquet": "FLOAT16 columns left out (Spark has no type for them)",
+    "byte_stream_split_extended.gzip.parquet": "FLOAT16 columns left out: Spark has no type for them",
 }
 
 #: The outcome table, and the variable that makes a run rewrite it.
@@ -228,7 +228,7 @@ def _vanilla_fails(spark, path: Path, reason: str) -> tuple[str, str | None]:
         assert_lm_read_everything(lm["select *"])
     outcome = f"lmspark reads where vanilla can't: checked against {' and '.join(checked)}"
     if path.name in EXPLICIT_SCHEMA:
-        outcome += f" ({EXPLICIT_SCHEMA[path.name]})"
+        outcome += f"; {EXPLICIT_SCHEMA[path.name]}"
     return outcome, None
 
 
@@ -237,7 +237,7 @@ def _check_file(spark, path: Path) -> tuple[str, str | None]:
     rel, note = _rel(path), _note(path)
     if path.name in NOT_RUN:
         scope = "nested: out of scope; " if _pyarrow_nested(path) else ""
-        return f"{scope}not run: {_short(NOT_RUN[path.name], 60)}", NOT_RUN[path.name]
+        return f"{scope}not run: {NOT_RUN[path.name].split(':')[0]}", NOT_RUN[path.name]
 
     queries = _queries(path)
     try:
