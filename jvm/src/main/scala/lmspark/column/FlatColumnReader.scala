@@ -100,6 +100,14 @@ final class FlatColumnReader(
   /** Rows `[rowId, rowId + m)` with definition levels: nulls into `v`; values into `v`, or their
     * dictionary ids into `ids` when it is non-null. */
   private def readNullable(m: Int, v: WritableColumnVector, rowId: Int, ids: WritableColumnVector): Unit = {
+    // Null-free fast path: the levels of all m rows are one RLE run of maxDef, so no level is
+    // materialised and the values go out in one call.
+    if (levels.runOf(maxDef, m) == m) {
+      levels.skip(m)
+      if (ids == null) writer.write(values, m, v, rowId)
+      else dictionaryDecoder.readIds(m, ids, rowId)
+      return
+    }
     if (levelBuf.length < m) levelBuf = new Array[Int](math.max(m, levelBuf.length * 2))
     val lv = levelBuf
     levels.readInts(m, lv, 0)

@@ -197,8 +197,16 @@ object VectorWriter {
   * double / decimal, FLOAT -> double, DATE -> TIMESTAMP_NTZ, decimal precision / scale increases),
   * unsigned integers, INT96 timestamps and LEGACY datetime rebasing. Each mirrors one updater of
   * Spark 4.1's `ParquetVectorUpdaterFactory` value for value. They read physical values into a
-  * reusable scratch array, then convert. */
+  * reusable scratch array, then convert; a chunk's dictionary is converted once, through the same
+  * code, and kept when no entry fails. */
 object ConvertingWriters {
+
+  /** The chunk's dictionary converted once through `w` (values exactly as the eager path writes
+    * them), or None when converting some entry fails (an ancient value under EXCEPTION, an
+    * overflow, a malformed value): then batches decode eagerly and fail only if a row reads it. */
+  private def preserved(w: VectorWriter, d: Dictionary, t: org.apache.spark.sql.types.DataType): Option[SparkDictionary] =
+    try Some(SparkDictionary.throughWriter(w, d, t))
+    catch { case scala.util.control.NonFatal(_) => None }
 
   /** A reusable scratch array per writer instance (writers are per column reader). */
   private[column] abstract class IntSource extends VectorWriter {
@@ -231,6 +239,7 @@ object ConvertingWriters {
 
   /** INT32 -> LongType (also INT32 DECIMAL read as a 64-bit decimal of the same scale). */
   final class IntsAsLongs extends IntSource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.LongType)
     protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
       while (i < n) { v.putLong(rowId + i, src(i).toLong); i += 1 }
@@ -239,6 +248,7 @@ object ConvertingWriters {
 
   /** INT32 UINT_32 -> LongType. */
   final class UnsignedIntsAsLongs extends IntSource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.LongType)
     protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
       while (i < n) { v.putLong(rowId + i, Integer.toUnsignedLong(src(i))); i += 1 }
@@ -247,6 +257,7 @@ object ConvertingWriters {
 
   /** INT32 -> DoubleType. */
   final class IntsAsDoubles extends IntSource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.DoubleType)
     protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
       while (i < n) { v.putDouble(rowId + i, src(i).toDouble); i += 1 }
@@ -255,6 +266,7 @@ object ConvertingWriters {
 
   /** INT32 -> a decimal wider than 18 digits of the same scale: minimal two's complement bytes. */
   final class IntsAsBinaryDecimals extends IntSource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.DecimalType(38, 0))
     protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
       while (i < n) { v.putByteArray(rowId + i, java.math.BigInteger.valueOf(src(i).toLong).toByteArray); i += 1 }
@@ -263,6 +275,7 @@ object ConvertingWriters {
 
   /** INT64 -> a decimal wider than 18 digits of the same scale. */
   final class LongsAsBinaryDecimals extends LongSource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.DecimalType(38, 0))
     protected def convert(src: Array[Long], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
       while (i < n) { v.putByteArray(rowId + i, java.math.BigInteger.valueOf(src(i)).toByteArray); i += 1 }
@@ -272,6 +285,7 @@ object ConvertingWriters {
   /** INT64 UINT_64 -> DecimalType(20, 0): the unsigned value as big-endian two's complement bytes
     * (a leading zero byte when the top bit is set). */
   final class UnsignedLongsAsDecimals extends LongSource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.DecimalType(20, 0))
     private[this] val bytes = new Array[Byte](9)
     protected def convert(src: Array[Long], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
@@ -291,6 +305,7 @@ object ConvertingWriters {
 
   /** FLOAT -> DoubleType (exact widening). */
   final class FloatsAsDoubles extends VectorWriter {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.DoubleType)
     private[this] var scratch: WritableColumnVector = _
     private[this] var capacity = 0
     def write(dec: ValuesDecoder, n: Int, v: WritableColumnVector, rowId: Int): Unit = {
@@ -307,6 +322,7 @@ object ConvertingWriters {
 
   /** INT32 DATE -> DateType in LEGACY mode: hybrid-calendar days rebased to Gregorian. */
   final class DatesRebased extends IntSource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.DateType)
     protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
       while (i < n) { v.putInt(rowId + i, SparkRebase.rebaseDays(src(i))); i += 1 }
@@ -315,6 +331,7 @@ object ConvertingWriters {
 
   /** INT32 DATE -> TimestampNTZType (midnight UTC), after the file's date rebase rule. */
   final class DatesAsTimestampNtz(rebase: RebaseCheck) extends IntSource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.TimestampNTZType)
     protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
       while (i < n) {
@@ -334,6 +351,7 @@ object ConvertingWriters {
 
   /** INT64 TIMESTAMP(MICROS or MILLIS) -> TimestampType in LEGACY mode, rebased in `timeZone`. */
   final class TimestampsRebased(millis: Boolean, timeZone: String) extends LongSource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.TimestampType)
     protected def convert(src: Array[Long], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
       while (i < n) {
@@ -347,6 +365,7 @@ object ConvertingWriters {
   /** INT96 -> TimestampType / TimestampNTZType: Julian day + nanos of day as micros, then the
     * INT96 rebase rule (never for NTZ) and Spark's optional time zone conversion. */
   final class Int96Timestamps(rebase: RebaseCheck, convertTz: Option[java.time.ZoneId]) extends BinarySource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.TimestampType)
     private[this] val zone = convertTz.orNull
     def accept(rowId: Int, bytes: Array[Byte], offset: Int, length: Int): Unit = {
       if (length != 12) throw new lmspark.decode.DecodeException(s"INT96 value of $length bytes")
@@ -374,6 +393,7 @@ object ConvertingWriters {
 
   /** INT32 (DECIMAL or plain signed integer, scale `fromScale`) -> a wider decimal `to`. */
   final class IntsAsDecimals(fromScale: Int, to: org.apache.spark.sql.types.DecimalType) extends IntSource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, to)
     protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
       while (i < n) { putDecimal(v, rowId + i, java.math.BigInteger.valueOf(src(i).toLong), fromScale, to); i += 1 }
@@ -382,6 +402,7 @@ object ConvertingWriters {
 
   /** INT64 (DECIMAL or plain signed integer) -> a wider decimal `to`. */
   final class LongsAsDecimals(fromScale: Int, to: org.apache.spark.sql.types.DecimalType) extends LongSource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, to)
     protected def convert(src: Array[Long], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
       while (i < n) { putDecimal(v, rowId + i, java.math.BigInteger.valueOf(src(i)), fromScale, to); i += 1 }
@@ -392,6 +413,7 @@ object ConvertingWriters {
     * Spark's general path). Empty input reads as zero, as `new BigInteger` would reject it; Spark
     * fails on it, so we raise a decode error naming the value. */
   final class BinariesAsDecimals(fromScale: Int, to: org.apache.spark.sql.types.DecimalType) extends BinarySource {
+    override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, to)
     def accept(rowId: Int, bytes: Array[Byte], offset: Int, length: Int): Unit = {
       if (length == 0) throw new lmspark.decode.DecodeException("empty DECIMAL value")
       putDecimal(target, rowId, new java.math.BigInteger(bytes, offset, length), fromScale, to)

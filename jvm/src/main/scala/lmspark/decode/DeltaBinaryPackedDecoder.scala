@@ -2,7 +2,7 @@ package lmspark.decode
 
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 
-/** DELTA_BINARY_PACKED INT32 (`maxBitWidth` 32) or INT64 (`maxBitWidth` 64) values.
+/** DELTA_BINARY_PACKED INT32 (`maxBitWidth` 32: values wrap to 32 bits, whatever the miniblock widths) or INT64 (`maxBitWidth` 64) values.
   *
   * Layout: a header of ULEB128 `block size` (a multiple of 128), `miniblocks per block` (values
   * per miniblock a multiple of 32), `total value count` and the zigzag `first value`; then blocks
@@ -147,8 +147,10 @@ final class DeltaBinaryPackedDecoder(maxBitWidth: Int) extends ValuesDecoder {
       val bw = bytes(pos + i) & 0xff
       // Widths of miniblocks the block does not need may hold anything (the spec says to ignore them).
       if (i < needed) {
-        if (bw > maxBitWidth)
-          throw new DecodeException(s"DELTA_BINARY_PACKED miniblock bit width $bw > $maxBitWidth")
+        // Up to 64 bits also for INT32: writers that compute INT32 deltas in 64 bits (DuckDB) write
+        // 33-bit miniblocks; the values wrap to 32 bits, as parquet-java reads them.
+        if (bw > 64)
+          throw new DecodeException(s"DELTA_BINARY_PACKED miniblock bit width $bw > 64")
         size += (miniSize >>> 3).toLong * bw
       }
       bitWidths(i) = bw
@@ -349,7 +351,7 @@ final class DeltaBinaryPackedDecoder(maxBitWidth: Int) extends ValuesDecoder {
       var i = 0
       while (i < needed) {
         val bw = bytes(p + i) & 0xff
-        if (bw > maxBitWidth) throw new DecodeException(s"DELTA_BINARY_PACKED miniblock bit width $bw > $maxBitWidth")
+        if (bw > 64) throw new DecodeException(s"DELTA_BINARY_PACKED miniblock bit width $bw > 64")
         size += (miniSize >>> 3).toLong * bw
         i += 1
       }

@@ -11,4 +11,8 @@ abstract class LevelDecoder {
 
   /** Skips `n` values. */
   def skip(n: Int): Unit
+
+  /** How many of the next values (at most `max`) are known to equal `value` without decoding
+    * them one by one (the rest of an RLE run); 0 when that is not known. Consumes nothing. */
+  def runOf(value: Int, max: Int): Int = 0
 }

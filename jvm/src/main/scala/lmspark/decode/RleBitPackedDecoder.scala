@@ -148,6 +148,14 @@ final class RleBitPackedDecoder extends LevelDecoder {
     }
   }
 
+  override def runOf(value: Int, max: Int): Int = {
+    if (runRemaining == 0) {
+      if (pos >= end) return 0
+      nextRun()
+    }
+    if (isRle && rleValue == value) math.min(runRemaining, max) else 0
+  }
+
   override def skipCounting(n: Int, value: Int): Int = {
     var done = 0
     var count = 0

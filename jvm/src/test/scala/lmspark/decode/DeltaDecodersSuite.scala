@@ -217,11 +217,11 @@ class DeltaDecodersSuite extends AnyFunSuite {
     }
   }
 
-  test("DELTA_BINARY_PACKED: bit widths over 32 (INT32) / 64 (INT64) in needed miniblocks are rejected") {
+  test("DELTA_BINARY_PACKED: bit widths over 64 in needed miniblocks are rejected, for INT32 and INT64") {
     val r = new Random(9)
     val ints = encodeInts((128, 4), IndexedSeq.fill(200)(r.nextInt()))
     val bw = firstBitWidths(ints)
-    for (bad <- Seq(33, 64, 255)) {
+    for (bad <- Seq(65, 100, 255)) {
       val b = ints.clone(); b(bw + 1) = bad.toByte
       assertDecodeError(Kind.Ints, new DeltaBinaryPackedDecoder(32), b, b.length, 200, 200, s"bit width $bad",
         s"bit width $bad")
@@ -232,6 +232,29 @@ class DeltaDecodersSuite extends AnyFunSuite {
     val longs = encodeLongs((128, 4), IndexedSeq.fill(200)(r.nextLong()))
     val lb = longs.clone(); lb(firstBitWidths(longs)) = 65.toByte
     assertDecodeError(Kind.Longs, new DeltaBinaryPackedDecoder(64), lb, lb.length, 200, 200, "bit width 65", "bit width 65")
+  }
+
+  test("DELTA_BINARY_PACKED INT32 with deltas computed in 64 bits (33-bit miniblocks, as DuckDB writes) wraps") {
+    // parquet-java's long writer over int values makes the deltas DuckDB writes for INT32 columns;
+    // parquet-java's int reader (vanilla Spark) wraps them to 32 bits, and so must we.
+    val r = new Random(10)
+    for (cfg <- blockConfigs) {
+      val values = IndexedSeq.fill(700)(r.nextInt(4) match {
+        case 0 => Int.MinValue; case 1 => Int.MaxValue; case _ => r.nextInt()
+      })
+      val enc = encodeLongs(cfg, values.map(_.toLong))
+      assert((firstBitWidths(enc) until firstBitWidths(enc) + cfg._2).exists(i => (enc(i) & 0xff) > 32),
+        s"$cfg: expected a miniblock wider than 32 bits")
+      val oracle = new org.apache.parquet.column.values.delta.DeltaBinaryPackingValuesReader()
+      oracle.initFromPage(values.size, org.apache.parquet.bytes.ByteBufferInputStream.wrap(java.nio.ByteBuffer.wrap(enc)))
+      val expected = IndexedSeq.fill(values.size)(oracle.readInteger())
+      assert(expected == values)
+      val d = new DeltaBinaryPackedDecoder(32)
+      d.init(enc, 0, enc.length, values.size)
+      val out = new Array[Int](values.size)
+      d.readIntArray(values.size, out, 0)
+      assert(out.toIndexedSeq == expected, s"$cfg")
+    }
   }
 
   test("DELTA_BINARY_PACKED: bit widths of miniblocks the last block does not need are ignored") {

@@ -33,6 +33,10 @@ class LevelDecodersSuite extends AnyFunSuite {
     val buf = new Array[Int](300)
     while (pos < expected.length) {
       val k = math.min(expected.length - pos, r.nextInt(4) match { case 0 => 1; case 1 => r.nextInt(300); case _ => r.nextInt(40) })
+      // runOf never claims more than is true, consumes nothing, and finds long RLE runs.
+      val probe = expected(pos)
+      val run = dec.runOf(probe, k)
+      assert(run >= 0 && run <= k && (pos until pos + run).forall(expected(_) == probe), s"runOf at $pos")
       r.nextInt(3) match {
         case 0 =>
           dec.readInts(k, buf, 0)
@@ -43,6 +47,23 @@ class LevelDecodersSuite extends AnyFunSuite {
           assert(dec.skipCounting(k, target) == (pos until pos + k).count(expected(_) == target))
       }
       pos += k
+    }
+  }
+
+  test("runOf sees a page of non-null levels, as parquet-java encodes it, as one run") {
+    for (n <- Seq(1, 7, 8, 100, 20000)) {
+      val enc = new RunLengthBitPackingHybridEncoder(1, 64, 1 << 20, alloc)
+      (0 until n).foreach(_ => enc.writeInt(1))
+      val bytes = enc.toBytes.toByteArray
+      val dec = new RleBitPackedDecoder
+      dec.init(bytes, 0, bytes.length, 1)
+      val run = dec.runOf(1, n)
+      // parquet-java bit-packs runs shorter than 8; longer ones are RLE
+      if (n >= 8) assert(run == n, s"n=$n") else assert(run == 0 || run == n, s"n=$n")
+      assert(dec.runOf(0, n) == 0)
+      val out = new Array[Int](n)
+      dec.readInts(n, out, 0)
+      assert(out.forall(_ == 1))
     }
   }
 
