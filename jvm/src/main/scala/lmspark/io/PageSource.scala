@@ -6,7 +6,6 @@ import java.util.zip.CRC32
 import scala.util.control.NonFatal
 
 import org.apache.parquet.column.ColumnDescriptor
-import org.apache.parquet.compression.CompressionCodecFactory
 import org.apache.parquet.format.{PageHeader, PageType, Util}
 import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, CompressionCodecName}
 import org.apache.parquet.io.SeekableInputStream
@@ -330,28 +329,6 @@ object PageSource {
       chunkFileOffset: Long = -1L): PageSource =
     new PageSource(bytes, offset, offset + length, context, codec, decompressorFor(codec, context), length.toLong,
       verifyChecksums, math.min(maxUncompressedPageSize, MaxArraySize), chunkFileOffset)
-
-  /** Source-compatible form of [[forChunk]] for callers that still pass a codec factory, which
-    * decompression no longer uses. */
-  @deprecated("decompression uses Decompressors; drop the codec factory argument", "0.1")
-  def forChunk(
-      in: SeekableInputStream,
-      chunk: ColumnChunkMetaData,
-      descriptor: ColumnDescriptor,
-      codecs: CompressionCodecFactory,
-      filePath: String): PageSource =
-    forChunk(in, chunk, descriptor, filePath)
-
-  /** Source-compatible form of [[fromBytes]] for callers that still pass a codec factory. */
-  @deprecated("decompression uses Decompressors; drop the codec factory argument", "0.1")
-  def fromBytes(
-      bytes: Array[Byte],
-      offset: Int,
-      length: Int,
-      context: ChunkContext,
-      codec: CompressionCodecName,
-      codecs: CompressionCodecFactory): PageSource =
-    fromBytes(bytes, offset, length, context, codec)
 
   private def decompressorFor(codec: CompressionCodecName, context: ChunkContext): Decompressor =
     if (!Decompressors.supported.contains(codec)) throw context.error(s"compression codec $codec is not supported")

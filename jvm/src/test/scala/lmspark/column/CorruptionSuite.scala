@@ -4,9 +4,7 @@ import java.nio.file.Files
 
 import scala.util.Random
 
-import org.apache.hadoop.conf.Configuration
 import org.apache.parquet.format.Encoding
-import org.apache.parquet.hadoop.CodecFactory
 import org.apache.parquet.hadoop.metadata.CompressionCodecName
 import org.apache.parquet.io.LocalInputFile
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
@@ -32,7 +30,6 @@ class CorruptionSuite extends AnyFunSuite {
     WrittenFile(path, config, cols)
   }
 
-  private val codecs = new CodecFactory(new Configuration(), 1 << 16)
 
   /** Reads every row of column `col` (row group 0) from `bytes` and returns the failure. */
   private def readBytes(col: Int, bytes: Array[Byte], length: Int = -1): Throwable = {
@@ -41,7 +38,7 @@ class CorruptionSuite extends AnyFunSuite {
       val d = lm.descriptor(col)
       val ctx = new ChunkContext(file.path.toString, d.getPath.mkString("."), 0)
       val pages = PageSource.fromBytes(bytes, 0, if (length < 0) bytes.length else length, ctx,
-        CompressionCodecName.UNCOMPRESSED, codecs)
+        CompressionCodecName.UNCOMPRESSED)
       val spec = file.columns(col).spec
       val reader = ColumnReaderFactory.create(d, spec.sparkType, pages, lm.rowCount(0), ColumnReadOptions())
       val v = new OnHeapColumnVector(100, spec.sparkType)
@@ -83,7 +80,7 @@ class CorruptionSuite extends AnyFunSuite {
       Files.write(cut, java.util.Arrays.copyOf(all, (c.getStartingPos + c.getTotalSize / 2).toInt))
       val in = new LocalInputFile(cut).newStream()
       try {
-        val e = intercept[ParquetDecodeException](PageSource.forChunk(in, c, lm.descriptor(2), codecs, file.path.toString))
+        val e = intercept[ParquetDecodeException](PageSource.forChunk(in, c, lm.descriptor(2), file.path.toString))
         assertNamesChunk(e, 2)
       } finally in.close()
     } finally lm.close()
@@ -166,7 +163,7 @@ class CorruptionSuite extends AnyFunSuite {
         val d = lm.descriptor(col)
         val ctx = new ChunkContext(file.path.toString, d.getPath.mkString("."), 0)
         val spec = file.columns(col).spec
-        val pages = PageSource.fromBytes(bytes, 0, len, ctx, CompressionCodecName.UNCOMPRESSED, codecs)
+        val pages = PageSource.fromBytes(bytes, 0, len, ctx, CompressionCodecName.UNCOMPRESSED)
         val reader = ColumnReaderFactory.create(d, spec.sparkType, pages, lm.rowCount(0), ColumnReadOptions())
         val v = new OnHeapColumnVector(128, spec.sparkType)
         try {

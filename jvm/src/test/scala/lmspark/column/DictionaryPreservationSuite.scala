@@ -3,9 +3,7 @@ package lmspark.column
 import scala.collection.concurrent.TrieMap
 import scala.util.Random
 
-import org.apache.hadoop.conf.Configuration
 import org.apache.parquet.format.Encoding
-import org.apache.parquet.hadoop.CodecFactory
 import org.apache.parquet.hadoop.metadata.CompressionCodecName
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 import org.apache.spark.SparkThrowable
@@ -110,7 +108,6 @@ class DictionaryPreservationSuite extends AnyFunSuite {
   }
 
   test("data pages in any order: only batches made of dictionary-encoded rows keep the dictionary") {
-    val codecs = new CodecFactory(new Configuration(), 1 << 16)
     var startsPlainThenDictionary = 0
     var dictionaryThenPlain = 0
     try {
@@ -144,7 +141,7 @@ class DictionaryPreservationSuite extends AnyFunSuite {
               val expected = order.flatMap(i => values.slice(firstRows(i), firstRows(i + 1)))
               val ctx = new ChunkContext(f.path.toString, lm.descriptor(col).getPath.mkString("."), 0)
               val reader = ColumnReaderFactory.create(lm.descriptor(col), spec.sparkType,
-                PageSource.fromBytes(chunk, 0, chunk.length, ctx, CompressionCodecName.UNCOMPRESSED, codecs),
+                PageSource.fromBytes(chunk, 0, chunk.length, ctx, CompressionCodecName.UNCOMPRESSED),
                 expected.size, ColumnReadOptions())
               val v = new OnHeapColumnVector(300, spec.sparkType)
               val stats = new BatchStats
@@ -173,7 +170,7 @@ class DictionaryPreservationSuite extends AnyFunSuite {
           }
         } finally lm.close()
       }
-    } finally codecs.release()
+    }
     assert(startsPlainThenDictionary > 0 && dictionaryThenPlain > 0,
       s"expected mixed batches both ways: $startsPlainThenDictionary, $dictionaryThenPlain")
   }
@@ -184,7 +181,6 @@ class DictionaryPreservationSuite extends AnyFunSuite {
       yield TestColumn(s, nulls, TestFileWriter.generate(s, nulls, EncMode.Dict, 31L + i))
     val path = TestFiles.dir.resolve("dict-out-of-range.parquet")
     TestFileWriter.write(path, FileConfig(CompressionCodecName.UNCOMPRESSED, v2 = false, EncMode.Dict), cols)
-    val codecs = new CodecFactory(new Configuration(), 1 << 16)
     val lm = new LmFile(path)
     try {
       for ((c, col) <- cols.zipWithIndex; preserve <- Seq(true, false); batch <- Seq(1, 64)) {
@@ -202,7 +198,7 @@ class DictionaryPreservationSuite extends AnyFunSuite {
         assert(bad > 0)
         val ctx = new ChunkContext(path.toString, c.name, 0)
         val reader = ColumnReaderFactory.create(lm.descriptor(col), c.spec.sparkType,
-          PageSource.fromBytes(corrupt, 0, corrupt.length, ctx, CompressionCodecName.UNCOMPRESSED, codecs),
+          PageSource.fromBytes(corrupt, 0, corrupt.length, ctx, CompressionCodecName.UNCOMPRESSED),
           written.size, ColumnReadOptions(preserveDictionary = preserve))
         val v = new OnHeapColumnVector(batch, c.spec.sparkType)
         try {
@@ -225,7 +221,7 @@ class DictionaryPreservationSuite extends AnyFunSuite {
           assert(msg.contains("dictionary id") && msg.contains("out of range [0, 1)"), msg)
         } finally { v.close(); reader.close() }
       }
-    } finally { lm.close(); codecs.release() }
+    } finally lm.close()
   }
 
   test("a dictionary entry that fails a check fails only the rows that read it; otherwise it is kept") {

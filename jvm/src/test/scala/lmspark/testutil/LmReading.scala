@@ -4,9 +4,8 @@ import java.nio.file.Path
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.hadoop.conf.Configuration
 import org.apache.parquet.column.ColumnDescriptor
-import org.apache.parquet.hadoop.{CodecFactory, ParquetFileReader}
+import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, ParquetMetadata}
 import org.apache.parquet.io.{LocalInputFile, SeekableInputStream}
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
@@ -23,7 +22,6 @@ final class LmFile(val path: Path) extends AutoCloseable {
     try r.getFooter finally r.close()
   }
   val in: SeekableInputStream = new LocalInputFile(path).newStream()
-  val codecs = new CodecFactory(new Configuration(), 1 << 16)
 
   def descriptor(column: Int): ColumnDescriptor = footer.getFileMetaData.getSchema.getColumns.get(column)
   def chunk(rowGroup: Int, column: Int): ColumnChunkMetaData = footer.getBlocks.get(rowGroup).getColumns.get(column)
@@ -33,13 +31,13 @@ final class LmFile(val path: Path) extends AutoCloseable {
     footer.getFileMetaData.getSchema.getColumns.asScala.indexWhere(_.getPath.mkString(".") == name)
 
   def pages(rowGroup: Int, column: Int): PageSource =
-    PageSource.forChunk(in, chunk(rowGroup, column), descriptor(column), codecs, path.toString)
+    PageSource.forChunk(in, chunk(rowGroup, column), descriptor(column), path.toString)
 
   def reader(rowGroup: Int, column: Int, sparkType: DataType,
       options: ColumnReadOptions = ColumnReadOptions()): ColumnReader =
     ColumnReaderFactory.create(descriptor(column), sparkType, pages(rowGroup, column), rowCount(rowGroup), options)
 
-  override def close(): Unit = { in.close(); codecs.release() }
+  override def close(): Unit = in.close()
 }
 
 object LmReading {
