@@ -10,7 +10,6 @@ import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.format.{CompressionCodec, PageHeader, Util}
 import org.apache.parquet.schema.LogicalTypeAnnotation.StringLogicalTypeAnnotation
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
-import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.spark.sql.types._
 import org.scalatest.Assertions
 
@@ -144,21 +143,8 @@ object CodecFixtures extends Assertions {
   }
 
   /** `rows` rows of `reader` as [[TestTypes.fromVector]] values. */
-  def readAll(reader: ColumnReader, t: DataType, rows: Int, batch: Int): IndexedSeq[Any] = {
-    val v = new OnHeapColumnVector(batch, t)
-    try {
-      val out = IndexedSeq.newBuilder[Any]
-      var done = 0
-      while (done < rows) {
-        val n = math.min(batch, rows - done)
-        v.reset()
-        reader.read(n, v)
-        for (i <- 0 until n) out += TestTypes.fromVector(t, v, i)
-        done += n
-      }
-      out.result()
-    } finally v.close()
-  }
+  def readAll(reader: ColumnReader, t: DataType, rows: Int, batch: Int): IndexedSeq[Any] =
+    lmspark.testutil.LmReading.readAll(reader, t, rows, batch)
 
   /** Asserts equal value sequences, naming the first differing row. */
   def assertSameValues(what: String, actual: IndexedSeq[Any], expected: IndexedSeq[Any]): Unit = {
