@@ -13,8 +13,9 @@ package lmspark
   *  - `FlatColumnReader.scala`: the page loop for max repetition level 0, max definition level 0 or 1.
   *  - `PageDecoders.scala`: a chunk's non-dictionary value decoders, one per encoding, built on first use.
   *  - `VectorWriter.scala`: physical values -> Spark vector representation (dates, timestamps,
-  *    narrow ints, decimals), one writer per Parquet x Spark type pair.
-  *  - `SparkRebase.scala`: the only calls into Spark-private datetime rebase helpers.
+  *    narrow ints, decimals), one writer per Parquet x Spark type pair; `ConvertingWriters` holds
+  *    Spark's read-side conversions (widenings, unsigned ints, INT96, LEGACY rebase, rescaled decimals).
+  *  - `SparkRebase.scala`: the only calls into Spark-private datetime helpers (rebase, INT96, time zones).
   *  - `SparkDictionary.scala`: a chunk's dictionary as Spark vector dictionary entries (lazy decoding).
   *  - `DictionaryPreservation.scala`: which batches stay dictionary-encoded, and undoing it mid-batch.
   */
