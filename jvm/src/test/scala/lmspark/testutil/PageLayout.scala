@@ -2,11 +2,8 @@ package lmspark.testutil
 
 import java.nio.file.Path
 
-import scala.jdk.CollectionConverters._
 
 import org.apache.parquet.column.page.{DataPageV1, DataPageV2}
-import org.apache.parquet.hadoop.ParquetFileReader
-import org.apache.parquet.io.LocalInputFile
 
 /** One data page of a chunk as parquet-java sees it: its rows and whether its values are
   * dictionary ids. */
@@ -17,21 +14,11 @@ final case class PageInfo(rows: Int, dictionaryEncoded: Boolean)
 object PageLayout {
 
   /** Data pages per [row group][column], in file order. */
-  def of(path: Path): IndexedSeq[IndexedSeq[IndexedSeq[PageInfo]]] = {
-    val reader = ParquetFileReader.open(new LocalInputFile(path))
-    try {
-      val columns = reader.getFooter.getFileMetaData.getSchema.getColumns.asScala.toIndexedSeq
-      reader.getRowGroups.asScala.toIndexedSeq.map { _ =>
-        val pages = reader.readNextRowGroup()
-        columns.map { d =>
-          val pr = pages.getPageReader(d)
-          Iterator.continually(pr.readPage()).takeWhile(_ != null).map {
-            case p: DataPageV1 => PageInfo(p.getValueCount, p.getValueEncoding.usesDictionary)
-            case p: DataPageV2 => PageInfo(p.getRowCount, p.getDataEncoding.usesDictionary)
-          }.toIndexedSeq
-        }
-      }
-    } finally reader.close()
+  def of(path: Path): IndexedSeq[IndexedSeq[IndexedSeq[PageInfo]]] = ParquetOracle.perChunk(path) { pr =>
+    Iterator.continually(pr.readPage()).takeWhile(_ != null).map {
+      case p: DataPageV1 => PageInfo(p.getValueCount, p.getValueEncoding.usesDictionary)
+      case p: DataPageV2 => PageInfo(p.getRowCount, p.getDataEncoding.usesDictionary)
+    }.toIndexedSeq
   }
 
   /** Whether every row of `[from, until)` lies on a dictionary-encoded page of `pages`. */

@@ -46,20 +46,22 @@ object ParquetOracle {
     } finally reader.close()
   }
 
-  /** Pages (dictionary page included) per [row group][column]. */
-  def pageCounts(path: Path): IndexedSeq[IndexedSeq[Int]] = {
+  /** `f` applied to parquet-java's page reader of every chunk, per [row group][column]. */
+  def perChunk[T](path: Path)(f: org.apache.parquet.column.page.PageReader => T): IndexedSeq[IndexedSeq[T]] = {
     val reader = ParquetFileReader.open(new LocalInputFile(path))
     try {
       val columns = reader.getFooter.getFileMetaData.getSchema.getColumns.asScala.toIndexedSeq
       reader.getRowGroups.asScala.toIndexedSeq.map { _ =>
         val pages = reader.readNextRowGroup()
-        columns.map { d =>
-          val pr = pages.getPageReader(d)
-          var n = if (pr.readDictionaryPage() != null) 1 else 0
-          while (pr.readPage() != null) n += 1
-          n
-        }
+        columns.map(d => f(pages.getPageReader(d)))
       }
     } finally reader.close()
+  }
+
+  /** Pages (dictionary page included) per [row group][column]. */
+  def pageCounts(path: Path): IndexedSeq[IndexedSeq[Int]] = perChunk(path) { pr =>
+    var n = if (pr.readDictionaryPage() != null) 1 else 0
+    while (pr.readPage() != null) n += 1
+    n
   }
 }

@@ -4,11 +4,8 @@ import java.nio.file.{Files, Path}
 import java.util.Comparator
 
 import scala.collection.concurrent.TrieMap
-import scala.jdk.CollectionConverters._
 
-import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.metadata.CompressionCodecName
-import org.apache.parquet.io.LocalInputFile
 
 /** A written matrix file with the values it was written with. */
 final case class WrittenFile(path: Path, config: FileConfig, columns: IndexedSeq[TestColumn])
@@ -76,21 +73,12 @@ object TestFiles {
   }
 
   /** Page layouts of `f` per [row group][column]. */
-  def layout(f: WrittenFile): IndexedSeq[IndexedSeq[ChunkLayout]] = layouts.getOrElseUpdate(f.config, {
-    val reader = ParquetFileReader.open(new LocalInputFile(f.path))
-    try {
-      val columns = reader.getFooter.getFileMetaData.getSchema.getColumns.asScala.toIndexedSeq
-      reader.getRowGroups.asScala.toIndexedSeq.map { _ =>
-        val pages = reader.readNextRowGroup()
-        columns.map { d =>
-          val pr = pages.getPageReader(d)
-          val dict = pr.readDictionaryPage() != null
-          val rows = IndexedSeq.newBuilder[Int]
-          var p = pr.readPage()
-          while (p != null) { rows += p.getValueCount; p = pr.readPage() } // flat columns: values == rows
-          ChunkLayout(dict, rows.result())
-        }
-      }
-    } finally reader.close()
-  })
+  def layout(f: WrittenFile): IndexedSeq[IndexedSeq[ChunkLayout]] = layouts.getOrElseUpdate(f.config,
+    ParquetOracle.perChunk(f.path) { pr =>
+      val dict = pr.readDictionaryPage() != null
+      val rows = IndexedSeq.newBuilder[Int]
+      var p = pr.readPage()
+      while (p != null) { rows += p.getValueCount; p = pr.readPage() } // flat columns: values == rows
+      ChunkLayout(dict, rows.result())
+    })
 }
