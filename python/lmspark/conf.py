@@ -28,6 +28,26 @@ VERIFY_CHECKSUMS = "spark.lmspark.verifyChecksums"
 #: Default: true.
 DICTIONARY_PRESERVE_ENABLED = "spark.lmspark.dictionary.preserve.enabled"
 
+#: Skip row groups whose checked min / max / null-count statistics prove that no row passes the scan's filters. Statistics known to be unreliable (old writers' signed binary order, NaN bounds, inconsistent counts) are not used.
+#: Default: true.
+PRUNING_STATISTICS_ENABLED = "spark.lmspark.pruning.statistics.enabled"
+
+#: Skip row groups where a filtered column is dictionary-encoded in every data page and no dictionary entry can pass the filters (reads only the dictionary page).
+#: Default: true.
+PRUNING_DICTIONARY_ENABLED = "spark.lmspark.pruning.dictionary.enabled"
+
+#: Skip row groups where a column's bloom filter proves that none of the values of an `=` / `IN` filter on it is present. A bloom filter that denies the chunk's own exact min or max is ignored.
+#: Default: true.
+PRUNING_BLOOM_FILTER_ENABLED = "spark.lmspark.pruning.bloomFilter.enabled"
+
+#: Simplify the filters per row group with what its statistics guarantee: conjuncts proven true are dropped for that row group, IN lists shrink to the values inside [min, max], and a row group whose simplified filter is false is skipped.
+#: Default: true.
+PRUNING_GUARANTEES_ENABLED = "spark.lmspark.pruning.guarantees.enabled"
+
+#: Use checked column / offset indexes to select the rows of a row group that may pass the filters; pages holding no such row are neither read nor decompressed in any projected column. An index that is inconsistent is ignored for its chunk.
+#: Default: true.
+PAGE_INDEX_ENABLED = "spark.lmspark.pageIndex.enabled"
+
 #: Every flag and its default, as strings.
 DEFAULTS = {
     "spark.lmspark.enabled": "true",
@@ -37,4 +57,9 @@ DEFAULTS = {
     "spark.lmspark.io.maxCoalesceGap": "1048576",
     "spark.lmspark.verifyChecksums": "false",
     "spark.lmspark.dictionary.preserve.enabled": "true",
+    "spark.lmspark.pruning.statistics.enabled": "true",
+    "spark.lmspark.pruning.dictionary.enabled": "true",
+    "spark.lmspark.pruning.bloomFilter.enabled": "true",
+    "spark.lmspark.pruning.guarantees.enabled": "true",
+    "spark.lmspark.pageIndex.enabled": "true",
 }

@@ -92,6 +92,29 @@ object LmConf {
       "every value. Batches that mix dictionary and plain pages, and types whose conversion cannot be applied " +
       "to the dictionary, are always decoded.")
 
+  val PRUNING_STATISTICS: Entry[Boolean] = bool("spark.lmspark.pruning.statistics.enabled", default = true, "pruning",
+    "Skip row groups whose checked min / max / null-count statistics prove that no row passes the scan's " +
+      "filters. Statistics known to be unreliable (old writers' signed binary order, NaN bounds, inconsistent " +
+      "counts) are not used.")
+
+  val PRUNING_DICTIONARY: Entry[Boolean] = bool("spark.lmspark.pruning.dictionary.enabled", default = true, "pruning",
+    "Skip row groups where a filtered column is dictionary-encoded in every data page and no dictionary " +
+      "entry can pass the filters (reads only the dictionary page).")
+
+  val PRUNING_BLOOM_FILTER: Entry[Boolean] = bool("spark.lmspark.pruning.bloomFilter.enabled", default = true, "pruning",
+    "Skip row groups where a column's bloom filter proves that none of the values of an `=` / `IN` filter " +
+      "on it is present. A bloom filter that denies the chunk's own exact min or max is ignored.")
+
+  val PRUNING_GUARANTEES: Entry[Boolean] = bool("spark.lmspark.pruning.guarantees.enabled", default = true, "pruning",
+    "Simplify the filters per row group with what its statistics guarantee: conjuncts proven true are " +
+      "dropped for that row group, IN lists shrink to the values inside [min, max], and a row group whose " +
+      "simplified filter is false is skipped.")
+
+  val PAGE_INDEX: Entry[Boolean] = bool("spark.lmspark.pageIndex.enabled", default = true, "pruning",
+    "Use checked column / offset indexes to select the rows of a row group that may pass the filters; " +
+      "pages holding no such row are neither read nor decompressed in any projected column. An index that " +
+      "is inconsistent is ignored for its chunk.")
+
   /** All entries, in declaration order. */
   def entries: Seq[Entry[_]] = all.toSeq
 }

@@ -11,6 +11,12 @@ trait ColumnReader extends AutoCloseable {
     * dictionary it had is cleared. */
   def read(n: Int, vector: WritableColumnVector): Unit
 
+  /** Decodes the next `n` rows into rows `[rowId, rowId + n)` of `vector`, after rows
+    * `[0, rowId)` that earlier calls of the same batch wrote (`rowId == 0` starts a batch).
+    * TODO(meta helper): appends. */
+  def read(n: Int, vector: WritableColumnVector, rowId: Int): Unit =
+    if (rowId == 0) read(n, vector) else throw new UnsupportedOperationException("append")
+
   /** Skips the next `n` rows without decoding values where it can (e.g. skipping whole pages by
     * their header's num_values / num_rows, skipping dictionary ids without lookups). */
   def skip(n: Long): Unit

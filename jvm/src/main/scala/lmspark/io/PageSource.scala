@@ -315,6 +315,20 @@ object PageSource {
     new PageSource(buf, 0, buf.length, context, codec, decompressor, size, verifyChecksums, maxPage, start)
   }
 
+  /** Like [[forChunk]], but reads only the dictionary region and the pages `kept` (sorted indexes
+    * into `locations`, the chunk's checked offset index), coalescing reads across gaps of at most
+    * `maxGap` bytes. Pages not kept are "pruned": the source yields them in order with their row
+    * count from `locations`, and they can only be skipped. TODO(meta helper). */
+  def forPages(
+      in: SeekableInputStream,
+      chunk: ColumnChunkMetaData,
+      descriptor: ColumnDescriptor,
+      filePath: String,
+      verifyChecksums: Boolean,
+      locations: lmspark.selection.PageLocations,
+      kept: Array[Int],
+      maxGap: Long): PageSource = forChunk(in, chunk, descriptor, filePath, verifyChecksums)
+
   /** A page source over chunk bytes already in memory (tests, and future range-based reads).
     * `maxUncompressedPageSize` bounds every page's uncompressed size; `chunkFileOffset` (-1 when
     * unknown) is where `bytes(offset)` sits in the file, for error messages. */
