@@ -15,6 +15,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.util.collection.BitSet
 
+import lmspark.predicate.{CatalystTranslator, Translation}
 import lmspark.scan.LmParquetFileFormat
 import lmspark.shim.{ScanFields, SparkScanShim}
 
@@ -52,9 +53,13 @@ case class LmParquetScanExec(
 
   @transient private lazy val lmMetrics: Map[String, SQLMetric] = LmMetrics.create(sparkContext)
 
+  /** The data filters lmspark can evaluate against metadata; the others stay in Spark's Filter only. */
+  @transient lazy val translation: Translation =
+    CatalystTranslator.translate(dataFilters, requiredSchema, conf.caseSensitiveAnalysis)
+
   /** The scan that executes: Spark's file listing and splits, lmspark's per-file reader. */
   @transient private lazy val wrapped: FileSourceScanExec = {
-    val format = new LmParquetFileFormat(LmMetrics.scanMetrics(lmMetrics))
+    val format = new LmParquetFileFormat(LmMetrics.scanMetrics(lmMetrics), translation.predicate)
     val lmRelation = relation.copy(fileFormat = format)(relation.sparkSession)
     SparkScanShim.scanOf(fields.copy(relation = lmRelation))
   }
@@ -71,9 +76,14 @@ case class LmParquetScanExec(
 
   override def outputOrdering: Seq[SortOrder] = original.outputOrdering
 
-  /** Spark's scan metadata for EXPLAIN; lmspark's scan always produces batches. */
-  private def explainMetadata: Seq[(String, String)] =
-    (original.metadata + ("Batched" -> "true")).toSeq.sortBy(_._1)
+  /** Spark's scan metadata for EXPLAIN (lmspark's scan always produces batches), plus what lmspark
+    * prunes with (`LmPruningPredicate`) and the data filters it cannot use (`LmFiltersNotPruned`). */
+  private def explainMetadata: Seq[(String, String)] = {
+    val lm = Seq("LmPruningPredicate" -> translation.predicate.toString) ++
+      (if (translation.untranslated.isEmpty) Nil
+       else Seq("LmFiltersNotPruned" -> translation.untranslated.map(_.sql).mkString("[", ", ", "]")))
+    (original.metadata + ("Batched" -> "true") ++ lm).toSeq.sortBy(_._1)
+  }
 
   override def simpleString(maxFields: Int): String = {
     val meta = explainMetadata.map { case (k, v) =>

@@ -14,12 +14,20 @@ import lmspark.column.{ColumnReader, ColumnReaderFactory}
 import lmspark.io.PageSource
 import lmspark.meta.OpenFile
 import lmspark.plan.ScanMetrics
+import lmspark.predicate.Predicate
+import lmspark.selection.{SelectionCursor, SelectionStrategy}
 import lmspark.shim.SparkInternals
 
 /**
  * Reads one file split with lmspark's column readers, row group by row group, as a stream of
  * `ColumnarBatch`es of at most `batchSize` rows: the requested columns, then the partition
  * columns.
+ *
+ * A [[RowGroupPruner]] decides first what each row group's metadata proves: skipped row groups
+ * are never read; a row group with a page-index selection yields only the selected rows (every
+ * column walks one [[SelectionCursor]]: `read` the selected runs, `skip` the others), and pages
+ * with no selected row are not fetched at all. Rows outside the selection provably fail the
+ * predicate; rows inside it may too: Spark's `Filter` above the scan still applies.
  *
  * Invariants: one batch and its vectors are reused for the whole file, so a batch is valid only
  * until the next call to `next()`; constant vectors (missing columns, partition values) are filled
@@ -61,8 +69,15 @@ final class FileBatchReader(
 
   private val batch = new ColumnarBatch((dataVectors ++ partitionVectors).map(v => v: ColumnVector))
 
+  private val pruner: RowGroupPruner =
+    if (settings.predicate == Predicate.True) null
+    else new RowGroupPruner(file, plan, settings.predicate, settings, metrics)
+
   private var nextBlock = 0
+  /** Rows the current row group still yields (selected rows when `cursor` is set). */
   private var rowsLeftInGroup = 0L
+  /** The current row group's selection walk; null when every row is read. */
+  private var cursor: SelectionCursor = _
   private var readers: Array[ColumnReader] = Array.empty
   private var closed = false
 
@@ -75,20 +90,44 @@ final class FileBatchReader(
   override def next(): ColumnarBatch = {
     if (!hasNext) throw new NoSuchElementException(s"no more batches in ${file.path}")
     val start = System.nanoTime()
-    val n = math.min(capacity.toLong, rowsLeftInGroup).toInt
     var k = 0
-    guarded {
-      while (k < presentColumns.length) {
-        val v = dataVectors(presentColumns(k))
-        v.reset()
-        readers(k).read(n, v)
-        k += 1
-      }
-    }
+    while (k < presentColumns.length) { dataVectors(presentColumns(k)).reset(); k += 1 }
+    val n = guarded { if (cursor == null) readAll() else readSelected() }
     batch.setNumRows(n)
     rowsLeftInGroup -= n
     metrics.scanTimeNs += System.nanoTime() - start
     batch
+  }
+
+  /** The next rows of a row group read whole. */
+  private def readAll(): Int = {
+    val n = math.min(capacity.toLong, rowsLeftInGroup).toInt
+    var k = 0
+    while (k < presentColumns.length) {
+      readers(k).read(n, dataVectors(presentColumns(k)))
+      k += 1
+    }
+    n
+  }
+
+  /** The next batch of selected rows: every column follows the same cursor steps. */
+  private def readSelected(): Int = {
+    if (!cursor.nextBatch()) throw new IllegalStateException(s"selection of ${file.path} ended early")
+    var out = 0
+    var step = cursor.next()
+    while (step != SelectionCursor.End) {
+      var k = 0
+      if (step == SelectionCursor.Read) {
+        val n = cursor.stepRows.toInt
+        while (k < presentColumns.length) { readers(k).read(n, dataVectors(presentColumns(k)), out); k += 1 }
+        out += n
+      } else {
+        val n = cursor.stepRows
+        while (k < presentColumns.length) { readers(k).skip(n); k += 1 }
+      }
+      step = cursor.next()
+    }
+    out
   }
 
   private def openNextRowGroup(): Unit = {
@@ -96,18 +135,49 @@ final class FileBatchReader(
     val blockIndex = nextBlock
     val block = blocks.get(blockIndex)
     nextBlock += 1
+    metrics.rowGroupsTotal += 1
     if (block.getRowCount == 0) return
+    val decision: RowGroupDecision = guarded {
+      if (pruner == null) RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, block.getRowCount, plan.columns.length))
+      else pruner.decide(block, blockIndex)
+    }
+    val rowGroup = decision match {
+      case RowGroupDecision.Skip(reason) =>
+        reason match {
+          case PruneReason.Statistics => metrics.prunedByStatistics += 1
+          case PruneReason.Guarantee => metrics.prunedByGuarantee += 1
+          case PruneReason.Dictionary => metrics.prunedByDictionary += 1
+          case PruneReason.BloomFilter => metrics.prunedByBloomFilter += 1
+          case PruneReason.PageIndex => metrics.prunedByPageIndex += 1
+        }
+        return
+      case RowGroupDecision.Read(p) => p
+    }
     guarded {
       readers = presentColumns.map { i =>
         val ColumnPlan.Present(descriptor, sparkType, options) = plan.columns(i): @unchecked
         val chunk = FileReadPlan.chunkOf(block, descriptor)
-        val pages = PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
-        metrics.bytesRead += chunk.getTotalSize
+        val fetch = rowGroup.fetches(i)
+        val pages = fetch match {
+          case Some(f) if f.pruned > 0 =>
+            metrics.pagesPruned += f.pruned
+            PageSource.forPages(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums,
+              f.locations, f.kept, settings.maxCoalesceGap)
+          case _ => PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
+        }
+        fetch.foreach(f => metrics.pagesTotal += f.locations.pages)
+        metrics.bytesRead += pages.bytesRead
         ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
           options.copy(preserveDictionary = settings.preserveDictionary))
       }
     }
-    rowsLeftInGroup = block.getRowCount
+    rowGroup.selection match {
+      case Some(selection) =>
+        cursor = new SelectionCursor(selection, SelectionStrategy.Selectors, capacity)
+        rowsLeftInGroup = selection.selectedCount
+      case None =>
+        rowsLeftInGroup = block.getRowCount
+    }
     metrics.rowGroupsRead += 1
   }
 
@@ -123,8 +193,12 @@ final class FileBatchReader(
   }
 
   private def closeReaders(): Unit = {
-    readers.foreach(_.close())
+    readers.foreach { r =>
+      metrics.pagesRead += r.pagesRead
+      r.close()
+    }
     readers = Array.empty
+    cursor = null
   }
 
   override def close(): Unit = {

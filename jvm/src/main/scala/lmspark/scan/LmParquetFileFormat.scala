@@ -13,6 +13,7 @@ import org.apache.spark.util.SerializableConfiguration
 import lmspark.LmConf
 import lmspark.meta.FooterReader
 import lmspark.plan.ScanMetrics
+import lmspark.predicate.Predicate
 
 /**
  * Spark's `ParquetFileFormat` with lmspark's per-file reader. It lives only inside
@@ -21,9 +22,11 @@ import lmspark.plan.ScanMetrics
  * For each file split it reads the footer and builds a [[FileReadPlan]]. If lmspark can read the
  * file, [[FileBatchReader]] reads it; otherwise the file goes to Spark's own vectorized reader
  * (built here without filter pushdown, so it does not trust file statistics either), and the
- * `filesFallback` metric counts it. Either way the query is answered.
+ * `filesFallback` metric counts it. Either way the query is answered. `predicate` is the scan's
+ * translated `dataFilters`; lmspark's reader uses it only to skip row groups and pages that
+ * provably hold no passing row.
  */
-class LmParquetFileFormat(metrics: ScanMetrics) extends ParquetFileFormat with Logging {
+class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate) extends ParquetFileFormat with Logging {
 
   override def toString: String = "Parquet (lmspark)"
 
@@ -56,7 +59,14 @@ class LmParquetFileFormat(metrics: ScanMetrics) extends ParquetFileFormat with L
       useFieldId = sqlConf.parquetFieldIdReadEnabled,
       ignoreMissingFieldId = sqlConf.ignoreMissingParquetFieldId,
       verifyChecksums = LmConf.VERIFY_CHECKSUMS.get(sqlConf),
-      preserveDictionary = LmConf.DICTIONARY_PRESERVE.get(sqlConf))
+      preserveDictionary = LmConf.DICTIONARY_PRESERVE.get(sqlConf),
+      predicate = predicate,
+      pruneStatistics = LmConf.PRUNING_STATISTICS.get(sqlConf),
+      pruneDictionary = LmConf.PRUNING_DICTIONARY.get(sqlConf),
+      pruneBloomFilter = LmConf.PRUNING_BLOOM_FILTER.get(sqlConf),
+      pruneGuarantees = LmConf.PRUNING_GUARANTEES.get(sqlConf),
+      usePageIndex = LmConf.PAGE_INDEX.get(sqlConf),
+      maxCoalesceGap = LmConf.IO_MAX_COALESCE_GAP.get(sqlConf).toLong)
     val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val scanMetrics = metrics
 

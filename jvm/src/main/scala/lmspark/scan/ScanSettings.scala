@@ -2,13 +2,17 @@ package lmspark.scan
 
 import org.apache.spark.sql.types.StructType
 
+import lmspark.predicate.Predicate
+
 /**
  * Everything a task needs to read files for one scan, fixed on the driver at planning time.
  * Serializable; holds no Spark session.
  *
  * The datetime fields are Spark's read-side rules: rebase modes (the read options' or the
  * session's), `spark.sql.parquet.int96TimestampConversion` with the session time zone; the field-id
- * fields are `spark.sql.parquet.fieldId.read.enabled` / `.ignoreMissing`.
+ * fields are `spark.sql.parquet.fieldId.read.enabled` / `.ignoreMissing`. `predicate` is the scan's
+ * translated `dataFilters` (over `requiredSchema`), used only to skip what cannot pass; the
+ * pruning flags are lmspark's `spark.lmspark.pruning.*` / `pageIndex` switches.
  */
 final case class ScanSettings(
     requiredSchema: StructType,
@@ -23,4 +27,11 @@ final case class ScanSettings(
     useFieldId: Boolean = false,
     ignoreMissingFieldId: Boolean = false,
     verifyChecksums: Boolean = false,
-    preserveDictionary: Boolean = true)
+    preserveDictionary: Boolean = true,
+    predicate: Predicate = Predicate.True,
+    pruneStatistics: Boolean = true,
+    pruneDictionary: Boolean = true,
+    pruneBloomFilter: Boolean = true,
+    pruneGuarantees: Boolean = true,
+    usePageIndex: Boolean = true,
+    maxCoalesceGap: Long = 1L << 20)

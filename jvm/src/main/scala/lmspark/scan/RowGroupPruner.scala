@@ -1,0 +1,243 @@
+package lmspark.scan
+
+import scala.collection.mutable
+
+import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData}
+
+import lmspark.column.{ChunkDictionary, SparkValues}
+import lmspark.io.ChunkContext
+import lmspark.meta.{BloomFilters, OpenFile, PageIndexes}
+import lmspark.plan.ScanMetrics
+import lmspark.predicate.{ColumnPages, ColumnStats, Guarantees, PageFilter, Predicate}
+import lmspark.selection.{PageLocations, RowSelection, ScanRanges}
+
+/** What the scan does with one row group. */
+sealed trait RowGroupDecision
+object RowGroupDecision {
+
+  /** Nothing in the row group can pass the scan's predicate; `by` names the proof. */
+  final case class Skip(by: PruneReason) extends RowGroupDecision
+
+  /** Read the row group as planned. */
+  final case class Read(plan: RowGroupPlan) extends RowGroupDecision
+}
+
+sealed trait PruneReason
+object PruneReason {
+  case object Statistics extends PruneReason
+  case object Guarantee extends PruneReason
+  case object Dictionary extends PruneReason
+  case object BloomFilter extends PruneReason
+  case object PageIndex extends PruneReason
+}
+
+/** How one projected column of a row group is fetched: all of its chunk, or only the pages `kept`
+  * (sorted indexes into `locations`, the chunk's checked offset index). */
+final case class ColumnFetch(locations: PageLocations, kept: Array[Int]) {
+  def pruned: Int = locations.pages - kept.length
+}
+
+/** One row group to read.
+  * @param residual the scan's predicate simplified for this row group (what rows must still pass)
+  * @param selection rows that may pass, from the page index; None: every row
+  * @param fetches per requested column (by index), the pages to fetch; None: the whole chunk */
+final case class RowGroupPlan(
+    blockIndex: Int,
+    rowCount: Long,
+    residual: Predicate,
+    selection: Option[RowSelection],
+    fetches: Array[Option[ColumnFetch]])
+
+object RowGroupPlan {
+  /** Every row of every column, with no predicate left to apply. */
+  def whole(blockIndex: Int, rowCount: Long, columns: Int): RowGroupPlan =
+    RowGroupPlan(blockIndex, rowCount, Predicate.True, None, Array.fill(columns)(None))
+}
+
+/** Decides, row group by row group of one file split, what metadata proves about the scan's
+  * predicate, cheapest proof first: statistics (and the guarantee they give), then whole-chunk
+  * dictionaries, then bloom filters, then page indexes. Every piece of metadata is converted and
+  * checked by [[SparkValues]] / [[PageIndexes]] / [[BloomFilters]] before it is used; metadata that
+  * fails a check is ignored (and counted), never trusted.
+  *
+  * Flags: statistics pruning skips a row group when the predicate simplified with its statistics
+  * is `False`; guarantees make that simplified predicate the row group's residual (conjuncts proven
+  * true dropped, IN lists shrunk), and prune on their own when statistics pruning is off;
+  * dictionary, bloom filter and page-index steps work on the residual.
+  *
+  * Invariant: a row group or page is skipped only when no row in it can make the predicate TRUE. */
+final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predicate, settings: ScanSettings,
+    metrics: ScanMetrics) {
+
+  private[this] val filePath = file.path.toString
+  private[this] val predicateColumns: Array[Int] = Guarantees.columns(predicate).toArray.sorted
+  private[this] val values = mutable.Map.empty[Int, Option[SparkValues]]
+
+  private def sparkValues(col: Int): Option[SparkValues] = values.getOrElseUpdate(col, plan.columns(col) match {
+    case ColumnPlan.Present(descriptor, sparkType, options) => SparkValues.forColumn(descriptor, sparkType, options)
+    case ColumnPlan.Missing => None
+  })
+
+  private def chunk(block: BlockMetaData, col: Int): Option[ColumnChunkMetaData] = plan.columns(col) match {
+    case ColumnPlan.Present(descriptor, _, _) => Some(FileReadPlan.chunkOf(block, descriptor))
+    case ColumnPlan.Missing => None
+  }
+
+  private def context(block: BlockMetaData, col: Int, blockIndex: Int): ChunkContext =
+    new ChunkContext(filePath, plan.columns(col) match {
+      case ColumnPlan.Present(d, _, _) => d.getPath.mkString(".")
+      case ColumnPlan.Missing => settings.requiredSchema(col).name
+    }, blockIndex)
+
+  def decide(block: BlockMetaData, blockIndex: Int): RowGroupDecision = {
+    val rowCount = block.getRowCount
+    val all = RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, rowCount, plan.columns.length).copy(residual = predicate))
+    if (predicate == Predicate.True) return all
+
+    // 1. Statistics and the guarantee they give.
+    val stats: Map[Int, ColumnStats] = predicateColumns.iterator.flatMap { col =>
+      columnStats(block, col, rowCount).map(col -> _)
+    }.toMap
+    var residual = predicate
+    if (settings.pruneStatistics || settings.pruneGuarantees) {
+      val simplified = Guarantees.simplify(predicate, stats.get)
+      if (simplified.predicate == Predicate.False)
+        return RowGroupDecision.Skip(if (settings.pruneStatistics) PruneReason.Statistics else PruneReason.Guarantee)
+      if (settings.pruneGuarantees) {
+        residual = simplified.predicate
+        metrics.conjunctsRemoved += simplified.conjunctsRemoved
+      }
+    }
+    if (residual == Predicate.True) return all
+    val residualColumns = Guarantees.columns(residual).toArray.sorted
+
+    // 2. Whole-chunk dictionaries.
+    if (settings.pruneDictionary) {
+      val it = residualColumns.iterator
+      while (it.hasNext) {
+        val col = it.next()
+        if (dictionaryExcludes(block, blockIndex, col, residual, stats.get(col))) return RowGroupDecision.Skip(PruneReason.Dictionary)
+      }
+    }
+
+    // 3. Bloom filters.
+    if (settings.pruneBloomFilter) {
+      val it = residualColumns.iterator
+      while (it.hasNext) {
+        val col = it.next()
+        if (bloomResidual(block, blockIndex, col, residual, stats.get(col)).contains(Predicate.False))
+          return RowGroupDecision.Skip(PruneReason.BloomFilter)
+      }
+    }
+
+    // 4. Page indexes.
+    if (!settings.usePageIndex) return RowGroupDecision.Read(all.plan.copy(residual = residual))
+    pagePlan(block, blockIndex, residual, residualColumns, stats) match {
+      case Some(p) if p.selection.exists(_.selectedCount == 0) => RowGroupDecision.Skip(PruneReason.PageIndex)
+      case Some(p) => RowGroupDecision.Read(p)
+      case None => RowGroupDecision.Read(all.plan.copy(residual = residual))
+    }
+  }
+
+  /** Checked statistics of column `col` (a column the file lacks is all NULL). */
+  private def columnStats(block: BlockMetaData, col: Int, rowCount: Long): Option[ColumnStats] =
+    plan.columns(col) match {
+      case ColumnPlan.Missing => Some(ColumnStats(None, None, Some(rowCount), rowCount))
+      case _: ColumnPlan.Present =>
+        val c = chunk(block, col).get
+        val s: org.apache.parquet.column.statistics.Statistics[_] = c.getStatistics
+        if (s == null || s.isEmpty) None
+        else sparkValues(col).flatMap { sv =>
+          sv.statistics(s, rowCount) match {
+            case Right(cs) => Some(cs)
+            case Left(_) => metrics.statisticsIgnored += 1; None
+          }
+        }
+    }
+
+  private def dictionaryExcludes(block: BlockMetaData, blockIndex: Int, col: Int, residual: Predicate,
+      stats: Option[ColumnStats]): Boolean = {
+    val c = chunk(block, col).orNull
+    if (c == null || !ChunkDictionary.allPagesDictionaryEncoded(c)) return false
+    val sv = sparkValues(col).orNull
+    if (sv == null) return false
+    val desc = plan.columns(col).asInstanceOf[ColumnPlan.Present].descriptor
+    val dict = ChunkDictionary.read(file.stream, c, desc, filePath, settings.verifyChecksums).orNull
+    if (dict == null) return false
+    metrics.bytesRead += c.getFirstDataPageOffset - c.getStartingPos
+    sv.dictionary(dict) match {
+      case Some(entries) =>
+        val mayBeNull = !stats.exists(_.nullCount.contains(0L))
+        !Guarantees.canMatchValues(residual, col, entries, mayBeNull)
+      case None => false
+    }
+  }
+
+  /** The residual with the values column `col`'s bloom filter proves absent removed; None when the
+    * column has no usable bloom filter. */
+  private def bloomResidual(block: BlockMetaData, blockIndex: Int, col: Int, residual: Predicate,
+      stats: Option[ColumnStats]): Option[Predicate] = {
+    val c = chunk(block, col).orNull
+    if (c == null || c.getBloomFilterOffset < 0) return None
+    val sv = sparkValues(col).orNull
+    if (sv == null) return None
+    BloomFilters.read(file.stream, c, context(block, col, blockIndex)) match {
+      case None => None
+      case Some(Left(_)) => metrics.bloomFiltersIgnored += 1; None
+      case Some(Right(bloom)) =>
+        // A bloom filter must contain every value of its chunk, so it must contain the chunk's exact
+        // min and max; one that denies them is wrong and is not used.
+        val denies = stats.exists { s =>
+          (s.minExact && s.min.exists(sv.absentByBloom(bloom, _))) ||
+            (s.maxExact && s.max.exists(sv.absentByBloom(bloom, _)))
+        }
+        if (denies) { metrics.bloomFiltersIgnored += 1; None }
+        else Some(Guarantees.withAbsentValues(residual, col, sv.absentByBloom(bloom, _)))
+    }
+  }
+
+  /** The page-index plan of a row group, or None when no predicate column has a usable index.
+    * Predicate columns' indexes are read first; the other columns' offset indexes only when the
+    * selection leaves rows out. */
+  private def pagePlan(block: BlockMetaData, blockIndex: Int, residual: Predicate, residualColumns: Array[Int],
+      stats: Map[Int, ColumnStats]): Option[RowGroupPlan] = {
+    val rowCount = block.getRowCount
+    val locations = new Array[Option[PageLocations]](plan.columns.length)
+    java.util.Arrays.fill(locations.asInstanceOf[Array[AnyRef]], None)
+    val pageStats = mutable.Map.empty[Int, ColumnPages]
+
+    def readIndex(col: Int, withColumnIndex: Boolean): Unit = chunk(block, col).foreach { c =>
+      PageIndexes.read(file.stream, c, context(block, col, blockIndex)) match {
+        case Left(_) => metrics.pageIndexesIgnored += 1
+        case Right(raw) =>
+          raw.offsetIndex.foreach { oi =>
+            PageIndexes.locations(oi, c, rowCount) match {
+              case Left(_) => metrics.pageIndexesIgnored += 1
+              case Right(loc) =>
+                locations(col) = Some(loc)
+                if (withColumnIndex) for (ci <- raw.columnIndex; sv <- sparkValues(col)) {
+                  sv.pages(ci, loc, stats.get(col)) match {
+                    case Right(p) => pageStats(col) = p
+                    case Left(_) => metrics.pageIndexesIgnored += 1
+                  }
+                }
+            }
+          }
+      }
+    }
+
+    residualColumns.foreach(readIndex(_, withColumnIndex = true))
+    if (pageStats.isEmpty) return None
+    val ranges = PageFilter.candidateRows(residual, rowCount, pageStats.get)
+    val selection = RowSelection.fromRowRanges(rowCount, ranges)
+    if (selection.selectedCount == rowCount)
+      return Some(RowGroupPlan(blockIndex, rowCount, residual, None, Array.fill(plan.columns.length)(None)))
+    if (selection.selectedCount == 0)
+      return Some(RowGroupPlan(blockIndex, rowCount, residual, Some(selection), Array.fill(plan.columns.length)(None)))
+    plan.columns.indices.foreach { col => if (!residualColumns.contains(col)) readIndex(col, withColumnIndex = false) }
+    val fetches: Array[Option[ColumnFetch]] = locations.map(_.map { loc =>
+      ColumnFetch(loc, ScanRanges.selectedPages(selection, loc))
+    })
+    Some(RowGroupPlan(blockIndex, rowCount, residual, Some(selection), fetches))
+  }
+}

@@ -1,0 +1,161 @@
+package lmspark.scan
+
+import java.io.File
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.parquet.hadoop.ParquetFileReader
+import org.apache.parquet.hadoop.util.HadoopInputFile
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.functions._
+import org.scalatest.funsuite.AnyFunSuite
+
+import lmspark.plan.LmMetrics
+import lmspark.testutil.{LmSparkSession, RecordingFileSystem}
+
+/** What lmspark reads from disk when it prunes: every byte range read by a query is recorded by
+  * [[RecordingFileSystem]] and checked against the file's layout. The oracle is computed here from
+  * parquet-java's own footer, column index and offset index: the row groups whose `id` statistics
+  * meet the filter, the pages of `id` whose bounds meet it, and in every column the pages holding one
+  * of those rows. With `spark.lmspark.io.maxCoalesceGap=0`, lmspark may read only the footer, page
+  * indexes, dictionary pages and those pages; and it must read all of those pages. */
+class PruningIoSuite extends AnyFunSuite with LmSparkSession {
+
+  override protected def sparkConf: Map[String, String] = RecordingFileSystem.conf
+
+  private lazy val file: File = {
+    val dir = newDir("layout")
+    spark.range(0, 200000, 1, 1)
+      .select(col("id"), (col("id") * 7 % 1000).as("v"),
+        concat(lit("s"), (col("id") % 5000).cast("string")).as("s"), (col("id") / 3.0).as("d"))
+      .write
+      .option("parquet.block.size", 512 * 1024)
+      .option("parquet.page.row.count.limit", 2000)
+      .option("parquet.page.size", 1 << 20)
+      .parquet(dir)
+    new File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head
+  }
+
+  private def recordingPath: String = "recording://" + file.getAbsolutePath
+
+  /** A page or region of the file: `[start, end)`. */
+  private final case class Range(start: Long, end: Long) {
+    def contains(r: RecordingFileSystem.Read): Boolean = start <= r.offset && r.end <= end
+    def overlaps(r: RecordingFileSystem.Read): Boolean = r.offset < end && start < r.end
+  }
+
+  /** (byte ranges lmspark may read, data pages it must read) for rows with `lo <= id <= hi`, in the
+    * projected columns `columns`. */
+  private def expectedLayout(lo: Long, hi: Long, columns: Seq[String]): (Seq[Range], Seq[Range]) = {
+    val reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(file.getAbsolutePath), new Configuration()))
+    try {
+      val footer = reader.getFooter
+      val allowed = Seq.newBuilder[Range]
+      val needed = Seq.newBuilder[Range]
+      val fileLen = file.length()
+      allowed += Range(0, 4)
+      allowed += Range(fileLen - 8 - 64 * 1024, fileLen) // footer (parquet-java reads a tail block)
+      footer.getBlocks.asScala.foreach { block =>
+        val chunks = block.getColumns.asScala
+        chunks.foreach { c =>
+          Option(c.getColumnIndexReference).foreach(r => allowed += Range(r.getOffset, r.getOffset + r.getLength))
+          Option(c.getOffsetIndexReference).foreach(r => allowed += Range(r.getOffset, r.getOffset + r.getLength))
+        }
+        val idChunk = chunks.find(_.getPath.toDotString == "id").get
+        val st = idChunk.getStatistics
+        val min = st.genericGetMin.asInstanceOf[java.lang.Long].longValue
+        val max = st.genericGetMax.asInstanceOf[java.lang.Long].longValue
+        if (max >= lo && min <= hi) {
+          val rows = block.getRowCount
+          val ci = reader.readColumnIndex(idChunk)
+          val oi = reader.readOffsetIndex(idChunk)
+          val mins = ci.getMinValues.asScala.map(b => b.order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong(0))
+          val maxs = ci.getMaxValues.asScala.map(b => b.order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong(0))
+          val rowRanges = (0 until oi.getPageCount).filter(i => maxs(i) >= lo && mins(i) <= hi)
+            .map(i => (oi.getFirstRowIndex(i), oi.getLastRowIndex(i, rows) + 1))
+          chunks.filter(c => columns.contains(c.getPath.toDotString)).foreach { c =>
+            if (c.hasDictionaryPage) allowed += Range(c.getStartingPos, c.getFirstDataPageOffset)
+            val coi = reader.readOffsetIndex(c)
+            (0 until coi.getPageCount).foreach { i =>
+              val (ps, pe) = (coi.getFirstRowIndex(i), coi.getLastRowIndex(i, rows) + 1)
+              if (rowRanges.exists { case (s, e) => s < pe && ps < e })
+                needed += Range(coi.getOffset(i), coi.getOffset(i) + coi.getCompressedPageSize(i))
+            }
+          }
+        }
+      }
+      val n = needed.result()
+      (allowed.result() ++ n, n)
+    } finally reader.close()
+  }
+
+  private def metric(df: DataFrame, name: String): Long =
+    lmScans(df.queryExecution.executedPlan).map(_.metrics(name).value).sum
+
+  private def checkReads(where: String, lo: Long, hi: Long, columns: Seq[String]): Unit = {
+    withConf("spark.lmspark.io.maxCoalesceGap" -> "0") {
+      val df = spark.read.parquet(recordingPath).where(where).select(columns.map(col): _*)
+      RecordingFileSystem.clear()
+      df.collect()
+      val reads = RecordingFileSystem.reads(file.getAbsolutePath)
+      val (allowed, needed) = expectedLayout(lo, hi, columns)
+      val stray = reads.filterNot(r => allowed.exists(_.contains(r)))
+      assert(stray.isEmpty, s"$where: reads outside the needed pages: ${stray.take(10)}")
+      val missed = needed.filterNot(p => reads.exists(p.overlaps))
+      assert(missed.isEmpty, s"$where: needed pages never read: ${missed.take(10)}")
+      assert(needed.nonEmpty || metric(df, LmMetrics.RowGroupsRead) == 0)
+      assert(metric(df, LmMetrics.PagesPruned) > 0, s"$where: nothing was pruned")
+      checkSparkAnswerAndLmUsed(spark.read.parquet(file.getAbsolutePath).where(where).select(columns.map(col): _*))
+    }
+  }
+
+  test("the file has the layout these tests need: several row groups, many pages, page indexes") {
+    val reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(file.getAbsolutePath), new Configuration()))
+    try {
+      val blocks = reader.getFooter.getBlocks.asScala
+      assert(blocks.size >= 3, s"${blocks.size} row groups")
+      assert(blocks.forall(b => reader.readOffsetIndex(b.getColumns.get(0)).getPageCount >= 5))
+    } finally reader.close()
+  }
+
+  test("a range inside one row group reads only its pages, in every projected column") {
+    checkReads("id >= 100000 AND id < 103000", 100000, 102999, Seq("id", "v", "s", "d"))
+  }
+
+  test("a point lookup reads one page per column") {
+    checkReads("id = 123457", 123457, 123457, Seq("id", "v", "s", "d"))
+  }
+
+  test("a range across a row-group boundary, projecting columns the filter does not read") {
+    val blocks = {
+      val r = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(file.getAbsolutePath), new Configuration()))
+      try r.getFooter.getBlocks.asScala.map(_.getRowCount).toList finally r.close()
+    }
+    val boundary = blocks.head
+    checkReads(s"id BETWEEN ${boundary - 1500} AND ${boundary + 1500}", boundary - 1500, boundary + 1500, Seq("id", "s"))
+  }
+
+  test("a filter that no row passes reads no data page") {
+    val df = spark.read.parquet(recordingPath).where("id > 300000")
+    RecordingFileSystem.clear()
+    assert(df.collect().isEmpty)
+    val reads = RecordingFileSystem.reads(file.getAbsolutePath)
+    val (allowed, _) = expectedLayout(300001, Long.MaxValue, Nil)
+    assert(reads.forall(r => allowed.exists(_.contains(r))), reads)
+    assert(metric(df, LmMetrics.RowGroupsRead) == 0)
+    assert(metric(df, LmMetrics.PrunedByStatistics) == metric(df, LmMetrics.RowGroupsTotal))
+  }
+
+  test("without the page index, a row group is read whole but others are still pruned by statistics") {
+    withConf("spark.lmspark.pageIndex.enabled" -> "false") {
+      val df = spark.read.parquet(recordingPath).where("id >= 100000 AND id < 103000")
+      df.collect()
+      assert(metric(df, LmMetrics.PagesPruned) == 0)
+      assert(metric(df, LmMetrics.RowGroupsRead) == 1)
+      assert(metric(df, LmMetrics.PrunedByStatistics) == metric(df, LmMetrics.RowGroupsTotal) - 1)
+      checkSparkAnswerAndLmUsed(spark.read.parquet(file.getAbsolutePath).where("id >= 100000 AND id < 103000"))
+    }
+  }
+}
