@@ -262,7 +262,13 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
     // Wrong answers first: they matter most.
     val all = failures.toList.sortBy(f => !(f.contains("rows differ") || f.contains("lmspark failed") || f.contains("reference")))
     failures.clear()
-    if (all.nonEmpty) fail(s"${all.size} failures (seed $seed; rerun with LMSPARK_TEST_SEED=$seed):\n" + all.take(12).mkString("\n"))
+    if (all.nonEmpty) {
+      // Each kind of problem counted (the text before its metrics or its SQL), then the first cases.
+      val kinds = all.map(_.split(": ", 2).last.takeWhile(c => c != '(' && c != '\n').trim)
+        .groupBy(identity).toSeq.sortBy(-_._2.size).map { case (k, v) => s"${v.size} x $k" }
+      fail(s"${all.size} failures (seed $seed; rerun with LMSPARK_TEST_SEED=$seed): ${kinds.mkString("; ")}\n" +
+        all.take(12).mkString("\n"))
+    }
   }
 
   override protected def afterAll(): Unit = {
