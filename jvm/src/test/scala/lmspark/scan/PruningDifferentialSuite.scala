@@ -25,9 +25,10 @@ import lmspark.testutil.{FilterColumn, LmSparkSession, RandomPredicates}
  * indexes (the parquet-testing corpus, and files written here with several row groups, small pages,
  * bloom filters, dictionary on / off / falling back, sorted by the filtered column or not, with
  * nulls, NaN / ±0.0 / ±Infinity, non-ASCII strings, decimals, dates and timestamps). Every query's
- * rows under lmspark equal vanilla Spark's with filter pushdown off (the data itself), under every
- * pruning flag on and under one other flag combination (page index off, statistics off, all off, or
- * all on with no read coalescing and tiny batches), rotating.
+ * rows under lmspark equal vanilla Spark's with filter pushdown off, under every pruning flag on, page
+ * index off, statistics off (with no read coalescing and tiny batches) and all off. The expected rows:
+ * vanilla Spark reads each file once (lmspark and filter pushdown off) and evaluates each query's
+ * filter over those rows.
  *
  * Metrics are checked too: no more pages read than there are, no more row groups pruned than there
  * are, nothing pruned by a switched-off mechanism, and, on sorted files, a selective predicate prunes
@@ -50,16 +51,20 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
   }
   private def flags(off: String*): Seq[(String, String)] = pruningFlags.map(k => k -> (!off.contains(k)).toString)
   private val allOn = Combo("all on", flags())
+  /** The combinations every query also runs under. The one with statistics off also reads with no
+    * coalescing of page reads and tiny batches (page pruning is on there). */
   private val variants = IndexedSeq(
     Combo("page index off", flags(LmConf.PAGE_INDEX.key)),
-    Combo("statistics off", flags(LmConf.PRUNING_STATISTICS.key)),
-    Combo("all off", flags(pruningFlags: _*)),
-    Combo("all on, maxCoalesceGap 0, batchSize 37", flags() ++ Seq(LmConf.IO_MAX_COALESCE_GAP.key -> "0", LmConf.BATCH_SIZE.key -> "37")))
+    Combo("statistics off, maxCoalesceGap 0, batchSize 37",
+      flags(LmConf.PRUNING_STATISTICS.key) ++ Seq(LmConf.IO_MAX_COALESCE_GAP.key -> "0", LmConf.BATCH_SIZE.key -> "37")),
+    Combo("all off", flags(pruningFlags: _*)))
 
   /** A file to query: Spark reads `path` (with `schema` if given); `columns` are its values in file
-    * order; `readByLmspark`: lmspark must read it itself (checked with the metrics). */
+    * order; `readByLmspark`: lmspark must read it itself (checked with the metrics).
+    * `reference`: the rows vanilla Spark read from the file (lmspark and filter pushdown off), as a
+    * local relation, which vanilla Spark filters on the driver for each query's expected rows. */
   private final case class Table(label: String, path: String, schema: Option[String], columns: IndexedSeq[FilterColumn],
-      sortedBy: Option[String], readByLmspark: Boolean) {
+      sortedBy: Option[String], readByLmspark: Boolean, reference: DataFrame) {
     def read: DataFrame = schema.fold(spark.read)(s => spark.read.schema(s)).parquet(path)
   }
 
@@ -89,12 +94,12 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
   private def load(label: String, path: String, schema: Option[String] = None, sortedBy: Option[String] = None,
       readByLmspark: Boolean = true): Table = {
     val df = schema.fold(spark.read)(s => spark.read.schema(s)).parquet(path)
-    val rows = withConf("spark.lmspark.enabled" -> "false") { df.collect() }
+    val rows = referenceRows(df)
     val starts = pageStarts(parquetFile(path))
     val columns = df.schema.fields.toIndexedSeq.zipWithIndex.map { case (f, i) =>
       FilterColumn(f.name, f.dataType, rows.toIndexedSeq.map(_.get(i)), starts)
     }
-    Table(label, path, schema, columns, sortedBy, readByLmspark)
+    Table(label, path, schema, columns, sortedBy, readByLmspark, spark.createDataFrame(rows.toSeq.asJava, df.schema))
   }
 
   // ---- generated files ----
@@ -209,27 +214,37 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
     out.toSeq
   }
 
+  /** Wall time spent computing expected rows and lmspark's rows (printed at the end). */
+  private var referenceNanos = 0L
+  private var lmsparkNanos = 0L
+  private def timed[T](reference: Boolean)(body: => T): T = {
+    val t0 = System.nanoTime()
+    try body
+    finally if (reference) referenceNanos += System.nanoTime() - t0 else lmsparkNanos += System.nanoTime() - t0
+  }
+
   /**
-   * Runs `where` / `select` on `t` under every pruning flag on and under `other`; records a failure
+   * Runs `where` / `select` on `t` with every pruning flag on and under each of `others`; records a failure
    * (with the seed and the SQL) when lmspark's rows differ from the reference or a metric is off.
    * `expectPruning`: the run with every flag on must prune something. Returns lmspark's plan of the
    * all-on run, if it ran.
    */
-  private def check(t: Table, where: String, select: Seq[String], other: Combo, expectPruning: Boolean = false): Option[SparkPlan] = {
+  private def check(t: Table, where: String, select: Seq[String], others: Seq[Combo] = variants,
+      expectPruning: Boolean = false): Option[SparkPlan] = {
     queriesRun += 1
     val sql = s"SELECT ${select.mkString(", ")} FROM parquet.`${t.path}` WHERE $where" +
       t.schema.fold("")(s => s"  -- read with schema: $s")
     def df = t.read.where(where).selectExpr(select: _*)
-    val expected = Try(normalized(referenceRows(df))) match {
+    val expected = Try(normalized(timed(reference = true)(t.reference.where(where).selectExpr(select: _*).collect()))) match {
       case Success(rows) => rows
       case Failure(e) =>
         failures += s"[seed $seed] ${t.label}: the reference query failed (a generator bug): $e\n    $sql"
         return None
     }
     var allOnPlan: Option[SparkPlan] = None
-    for (combo <- Seq(allOn, other)) withConf(("spark.lmspark.enabled" -> "true") +: combo.conf: _*) {
+    for (combo <- allOn +: others) withConf(("spark.lmspark.enabled" -> "true") +: combo.conf: _*) {
       val d = df
-      val problems = Try(normalized(d.collect())) match {
+      val problems = Try(normalized(timed(reference = false)(d.collect()))) match {
         case Failure(e) => Seq(s"lmspark failed: ${Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).toSeq.last}")
         case Success(rows) if rows != expected =>
           Seq(s"lmspark's rows differ from Spark's: ${rows.size} vs ${expected.size}; only in lmspark: " +
@@ -253,9 +268,9 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
     val r = new Random(seed ^ (t.label.hashCode * 31L))
     val gen = new RandomPredicates(t.columns, r)
     for (i <- 0 until n)
-      check(t, gen.predicate(depth = r.nextInt(3), focus = t.sortedBy), projection(t, r), variants(i % variants.size))
-    for (i <- 0 until selective; c <- t.sortedBy; where <- gen.selective(c))
-      check(t, where, projection(t, r), variants(i % variants.size), expectPruning = true)
+      check(t, gen.predicate(depth = r.nextInt(3), focus = t.sortedBy), projection(t, r))
+    for (_ <- 0 until selective; c <- t.sortedBy; where <- gen.selective(c))
+      check(t, where, projection(t, r), expectPruning = true)
   }
 
   private def assertNoFailures(): Unit = {
@@ -272,7 +287,8 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
   }
 
   override protected def afterAll(): Unit = {
-    try println(s"PruningDifferentialSuite: $queriesRun queries, seed $seed")
+    try println(f"PruningDifferentialSuite: $queriesRun queries, seed $seed; expected rows ${referenceNanos / 1e9}%.1f s, " +
+      f"lmspark runs ${lmsparkNanos / 1e9}%.1f s")
     finally super.afterAll()
   }
 
@@ -338,7 +354,7 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
 
   /** The all-on plan of `where` on `t`, checked as every query is; and the run with `flag` off. */
   private def prunes(t: Table, where: String, flag: String, counters: String*): Unit = {
-    val plan = check(t, where, Seq("*"), Combo(s"$flag off", flags(flag)))
+    val plan = check(t, where, Seq("*"), Seq(Combo(s"$flag off", flags(flag))))
     assertNoFailures()
     assert(plan.exists(p => counters.exists(metric(p, _) > 0)),
       s"none of ${counters.mkString(", ")} counted: $where on ${t.label}\n$plan")
