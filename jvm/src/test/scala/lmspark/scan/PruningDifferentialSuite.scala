@@ -142,7 +142,7 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
     }
   }
 
-  private val generatedRowCount = 4000
+  private val generatedRowCount = 3000
 
   /** Writes the generated rows (sorted by `sortBy` if given) to one file with `options`. */
   private def generated(label: String, sortBy: Option[String], timestampType: String, options: (String, String)*): Table = {
