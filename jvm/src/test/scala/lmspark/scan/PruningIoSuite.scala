@@ -87,9 +87,16 @@ class PruningIoSuite extends AnyFunSuite with LmSparkSession {
         }
       }
       val n = needed.result()
-      (allowed.result() ++ n, n)
+      (merged(allowed.result() ++ n), n)
     } finally reader.close()
   }
+
+  /** `ranges` sorted, with touching or overlapping ones merged (a read may span adjacent pages). */
+  private def merged(ranges: Seq[Range]): Seq[Range] =
+    ranges.sortBy(_.start).foldLeft(List.empty[Range]) {
+      case (last :: rest, r) if r.start <= last.end => Range(last.start, math.max(last.end, r.end)) :: rest
+      case (acc, r) => r :: acc
+    }.reverse
 
   /** Which page of which chunk a read falls in, for failure messages. */
   private def describe(r: RecordingFileSystem.Read): String = {
