@@ -15,7 +15,7 @@ import lmspark.io.PageSource
 import lmspark.meta.OpenFile
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.Predicate
-import lmspark.selection.{SelectionCursor, SelectionStrategy}
+import lmspark.selection.{ScanRanges, SelectionCursor, SelectionStrategy}
 import lmspark.shim.SparkInternals
 
 /**
@@ -72,6 +72,8 @@ final class FileBatchReader(
   private val pruner: RowGroupPruner =
     if (settings.predicate == Predicate.True) null
     else new RowGroupPruner(file, plan, settings.predicate, settings, metrics)
+
+  private lazy val refiner = new SelectionRefiner(file, plan, settings)
 
   private var nextBlock = 0
   /** Rows the current row group still yields (selected rows when `cursor` is set). */
@@ -151,6 +153,11 @@ final class FileBatchReader(
           case PruneReason.PageIndex => metrics.prunedByPageIndex += 1
         }
         return
+      case RowGroupDecision.Read(p) if p.selection.isDefined && p.residual != Predicate.True =>
+        val exact = guarded { refiner.refine(block, p, n => metrics.predicatePagesDecoded += n) }
+        if (exact.selectedCount == 0) { metrics.prunedByPredicateColumns += 1; return }
+        p.copy(selection = Some(exact), fetches = p.fetches.map(_.map(f =>
+          ColumnFetch(f.locations, ScanRanges.selectedPages(exact, f.locations)))))
       case RowGroupDecision.Read(p) => p
     }
     guarded {
