@@ -7,6 +7,7 @@ import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 import lmspark.column.{ColumnReader, ColumnReaderFactory}
 import lmspark.io.PageSource
 import lmspark.meta.OpenFile
+import lmspark.plan.ScanMetrics
 import lmspark.predicate.{Evaluator, Guarantees, Kleene, Predicate}
 import lmspark.selection.{RowSelection, SelectionCursor, SelectionStrategy}
 
@@ -21,7 +22,7 @@ import lmspark.selection.{RowSelection, SelectionCursor, SelectionStrategy}
 final class SelectionRefiner(file: OpenFile, plan: FileReadPlan, settings: ScanSettings) {
 
   /** `rowGroup`'s selection narrowed by its residual; `decodedPages` is called with the data
-    * pages each predicate column decompressed. */
+    * pages each predicate column decompressed; `bytesRead` with the bytes each read. */
   def refine(block: BlockMetaData, rowGroup: RowGroupPlan, decodedPages: Int => Unit): RowSelection = {
     val selection = rowGroup.selection.get
     val rowCount = rowGroup.rowCount
@@ -29,6 +30,7 @@ final class SelectionRefiner(file: OpenFile, plan: FileReadPlan, settings: ScanS
     val capacity = settings.batchSize
     val vectors = new Array[WritableColumnVector](columns.length)
     val readers = new Array[ColumnReader](columns.length)
+    val sources = new Array[PageSource](columns.length)
     try {
       var k = 0
       while (k < columns.length) {
@@ -44,6 +46,7 @@ final class SelectionRefiner(file: OpenFile, plan: FileReadPlan, settings: ScanS
                   f.locations, f.kept, settings.maxCoalesceGap)
               case _ => PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
             }
+            sources(k) = pages
             readers(k) = ColumnReaderFactory.create(descriptor, sparkType, pages, rowCount,
               options.copy(preserveDictionary = false))
           case ColumnPlan.Missing =>
@@ -92,7 +95,9 @@ final class SelectionRefiner(file: OpenFile, plan: FileReadPlan, settings: ScanS
           i += 1
         }
       }
-      readers.foreach(r => if (r != null) decodedPages(r.pagesRead))
+      sources.foreach { s =>
+        if (s != null) { metrics.predicatePagesDecoded += s.dataPagesRead; metrics.bytesRead += s.bytesRead }
+      }
       RowSelection.fromMask(words, rowCount)
     } finally {
       readers.foreach(r => if (r != null) r.close())
