@@ -19,11 +19,10 @@ import lmspark.selection.{RowSelection, SelectionCursor, SelectionStrategy}
   * Invariants: the result selects a subset of `selection`'s rows, and exactly the rows of that set
   * where the residual is TRUE; nothing here is kept after [[refine]] returns (predicate values are
   * decoded again for the output: issue 7's predicate cache is where they would be kept). */
-final class SelectionRefiner(file: OpenFile, plan: FileReadPlan, settings: ScanSettings) {
+final class SelectionRefiner(file: OpenFile, plan: FileReadPlan, settings: ScanSettings, metrics: ScanMetrics) {
 
-  /** `rowGroup`'s selection narrowed by its residual; `decodedPages` is called with the data
-    * pages each predicate column decompressed; `bytesRead` with the bytes each read. */
-  def refine(block: BlockMetaData, rowGroup: RowGroupPlan, decodedPages: Int => Unit): RowSelection = {
+  /** `rowGroup`'s selection narrowed by its residual (counts the pages and bytes it reads). */
+  def refine(block: BlockMetaData, rowGroup: RowGroupPlan): RowSelection = {
     val selection = rowGroup.selection.get
     val rowCount = rowGroup.rowCount
     val columns = Guarantees.columns(rowGroup.residual).toArray.sorted
