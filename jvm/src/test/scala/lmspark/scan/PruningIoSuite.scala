@@ -16,11 +16,12 @@ import lmspark.plan.LmMetrics
 import lmspark.testutil.{LmSparkSession, RecordingFileSystem}
 
 /** What lmspark reads from disk when it prunes: every byte range read by a query is recorded by
-  * [[RecordingFileSystem]] and checked against the file's layout. The oracle is computed here from
-  * parquet-java's own footer, column index and offset index: the row groups whose `id` statistics
-  * meet the filter, the pages of `id` whose bounds meet it, and in every column the pages holding one
-  * of those rows. With `spark.lmspark.io.maxCoalesceGap=0`, lmspark may read only the footer, page
-  * indexes, dictionary pages and those pages; and it must read all of those pages. */
+  * [[RecordingFileSystem]] and checked against the file's layout. The file holds `id` = 0, 1, 2, ...
+  * in order, so the rows a range filter on `id` passes are known exactly; the oracle takes the
+  * layout from parquet-java's own footer, column index and offset index. With
+  * `spark.lmspark.io.maxCoalesceGap=0`, lmspark may read only the footer, page indexes, dictionary
+  * pages, the pages of `id` whose page-index bounds meet the filter, and in the other projected
+  * columns the pages holding a row that passes; and it must read every page holding such a row. */
 class PruningIoSuite extends AnyFunSuite with LmSparkSession {
 
   override protected def sparkConf: Map[String, String] = RecordingFileSystem.conf
@@ -67,20 +68,24 @@ class PruningIoSuite extends AnyFunSuite with LmSparkSession {
         val st = idChunk.getStatistics
         val min = st.genericGetMin.asInstanceOf[java.lang.Long].longValue
         val max = st.genericGetMax.asInstanceOf[java.lang.Long].longValue
+        val rows = block.getRowCount
+        // The file holds id = 0, 1, 2, ... in order, so the rows that pass are known exactly.
+        val (passFrom, passUntil) = (math.max(lo, min) - min, math.min(hi, max) + 1 - min)
         if (max >= lo && min <= hi) {
-          val rows = block.getRowCount
+          // The filtered column may be read on every page its page index does not exclude.
           val ci = reader.readColumnIndex(idChunk)
           val oi = reader.readOffsetIndex(idChunk)
           val mins = ci.getMinValues.asScala.map(b => b.order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong(0))
           val maxs = ci.getMaxValues.asScala.map(b => b.order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong(0))
-          val rowRanges = (0 until oi.getPageCount).filter(i => maxs(i) >= lo && mins(i) <= hi)
-            .map(i => (oi.getFirstRowIndex(i), oi.getLastRowIndex(i, rows) + 1))
+          (0 until oi.getPageCount).filter(i => maxs(i) >= lo && mins(i) <= hi)
+            .foreach(i => allowed += Range(oi.getOffset(i), oi.getOffset(i) + oi.getCompressedPageSize(i)))
+          if (idChunk.hasDictionaryPage) allowed += Range(idChunk.getStartingPos, idChunk.getFirstDataPageOffset)
           chunks.filter(c => columns.contains(c.getPath.toDotString)).foreach { c =>
             if (c.hasDictionaryPage) allowed += Range(c.getStartingPos, c.getFirstDataPageOffset)
             val coi = reader.readOffsetIndex(c)
             (0 until coi.getPageCount).foreach { i =>
               val (ps, pe) = (coi.getFirstRowIndex(i), coi.getLastRowIndex(i, rows) + 1)
-              if (rowRanges.exists { case (s, e) => s < pe && ps < e })
+              if (passFrom < pe && ps < passUntil)
                 needed += Range(coi.getOffset(i), coi.getOffset(i) + coi.getCompressedPageSize(i))
             }
           }
