@@ -2,23 +2,27 @@ package lmspark.column
 
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 
-/** Reads one flat leaf column of one row group into Spark vectors, batch by batch. */
+/** Reads one flat leaf column of one row group into Spark vectors, batch by batch. A batch may be
+  * assembled from several reads (appends) with skips between them, as a row selection walks the
+  * row group. */
 trait ColumnReader extends AutoCloseable {
 
   /** Decodes the next `n` rows into rows [0, n) of `vector` (which the caller has reset and sized
-    * to at least n). Nulls via putNull / putNulls. The vector may come back dictionary-encoded
-    * (`hasDictionary`, ids in `getDictionaryIds`, values decoded by its getters); otherwise any
-    * dictionary it had is cleared. */
-  def read(n: Int, vector: WritableColumnVector): Unit
+    * to at least n): `read(n, vector, 0)`. */
+  final def read(n: Int, vector: WritableColumnVector): Unit = read(n, vector, 0)
 
   /** Decodes the next `n` rows into rows `[rowId, rowId + n)` of `vector`, after rows
-    * `[0, rowId)` that earlier calls of the same batch wrote (`rowId == 0` starts a batch).
-    * TODO(meta helper): appends. */
-  def read(n: Int, vector: WritableColumnVector, rowId: Int): Unit =
-    if (rowId == 0) read(n, vector) else throw new UnsupportedOperationException("append")
+    * `[0, rowId)` that earlier calls of the same batch wrote (`rowId == 0` starts a batch on a
+    * vector the caller has reset; it is sized to at least `rowId + n`). Nulls via putNull /
+    * putNulls. The vector may come back dictionary-encoded (`hasDictionary`, ids in
+    * `getDictionaryIds`, values decoded by its getters) when every row of the batch so far is
+    * dictionary-encoded; otherwise any dictionary it had is cleared (rows already written as ids
+    * are decoded into values first). */
+  def read(n: Int, vector: WritableColumnVector, rowId: Int): Unit
 
   /** Skips the next `n` rows without decoding values where it can (e.g. skipping whole pages by
-    * their header's num_values / num_rows, skipping dictionary ids without lookups). */
+    * their header's num_values / num_rows, skipping dictionary ids without lookups). Pages that
+    * page pruning removed (never read) can only be skipped whole. */
   def skip(n: Long): Unit
 
   /** Pages this reader has read / decompressed so far (dictionary page included). */

@@ -66,6 +66,102 @@ object ColumnReaderFactory {
         throw new IllegalArgumentException(s"cannot read column ${pages.context.columnPath}: $reason")
     }
 
+  /** A fresh writer for the pair (the one `create` gives its reader), or why there is none:
+    * [[SparkValues]] converts statistics, page indexes and dictionaries through it, so that
+    * metadata and rows agree. */
+  def writerFor(descriptor: ColumnDescriptor, sparkType: DataType, options: ColumnReadOptions): Either[String, VectorWriter] =
+    plan(descriptor, sparkType, options)
+
+  /** The physical values (java `Integer`, `Long`, `Float`, `Double` or parquet-java `Binary`, as a
+    * bloom filter hashes them) that the pair's writer turns into a value equal to `value` under
+    * Spark's `=`, `value` being a non-null Catalyst value of `sparkType`: the inverse of the
+    * writer, for bloom filter probes.
+    *  - `None`: unsure (no exact inverse: INT96, BOOLEAN, LEGACY rebased or checked dates and
+    *    timestamps, BINARY decimals whose byte form is the writer's choice, NaN, strings under a
+    *    collation other than the default UTF8_BINARY, narrowing reads of integers not annotated as narrow);
+    *  - `Some(Nil)`: no physical value of this column can equal `value` (an out-of-range integer,
+    *    a fraction for an integer column, a decimal with more digits than the file's scale);
+    *  - otherwise every such physical value (two for a float zero: `0.0` and `-0.0`). */
+  def physicalLiterals(descriptor: ColumnDescriptor, sparkType: DataType, options: ColumnReadOptions,
+      value: Any): Option[Seq[Any]] = {
+    if (plan(descriptor, sparkType, options).isLeft) return None
+    val t = descriptor.getPrimitiveType
+    val ann = t.getLogicalTypeAnnotation
+    def int(v: Long): Option[Seq[Any]] =
+      Some(if (v >= Int.MinValue && v <= Int.MaxValue) Seq(Int.box(v.toInt)) else Nil)
+    def inRange(v: Long, lo: Long, hi: Long): Option[Seq[Any]] = Some(if (v >= lo && v <= hi) Seq(Int.box(v.toInt)) else Nil)
+    def unscaled(d: Decimal): Option[java.math.BigInteger] =
+      try Some(d.toJavaBigDecimal.setScale(decimalScale(ann), java.math.RoundingMode.UNNECESSARY).unscaledValue)
+      catch { case _: ArithmeticException => None }
+    def floats(f: Float): Option[Seq[Any]] =
+      if (f.isNaN) None
+      else if (f == 0.0f) Some(Seq(Float.box(0.0f), Float.box(-0.0f)))
+      else Some(Seq(Float.box(f)))
+    def integral(d: Double): Option[Long] =
+      if (d.isNaN || d.isInfinite || d != math.rint(d) || math.abs(d) > 9.0e15) None else Some(d.toLong)
+    val noRebase = options.rebaseCheck == RebaseCheck.None
+    val microsPerDay = 86400L * 1000000L
+    (t.getPrimitiveTypeName, sparkType, value) match {
+      case (PrimitiveTypeName.INT32, IntegerType, v: Int) => Some(Seq(Int.box(v)))
+      case (PrimitiveTypeName.INT32, ByteType, v: Byte) => ann match {
+        case i: IntLogicalTypeAnnotation if i.getBitWidth == 8 => Some(Seq(Int.box(if (i.isSigned) v.toInt else v & 0xff)))
+        case _ => None
+      }
+      case (PrimitiveTypeName.INT32, ShortType, v: Short) => ann match {
+        case i: IntLogicalTypeAnnotation if i.getBitWidth == 16 => Some(Seq(Int.box(if (i.isSigned) v.toInt else v & 0xffff)))
+        case i: IntLogicalTypeAnnotation if i.getBitWidth == 8 =>
+          if (i.isSigned) inRange(v.toLong, -128, 127) else inRange(v.toLong, 0, 255)
+        case _ => None
+      }
+      case (PrimitiveTypeName.INT32, LongType, v: Long) =>
+        if (isUnsignedInt(ann, 32)) { if (v >= 0 && v <= 0xffffffffL) Some(Seq(Int.box(v.toInt))) else Some(Nil) }
+        else int(v)
+      case (PrimitiveTypeName.INT32, DoubleType, v: Double) =>
+        if (v.isNaN) Some(Nil) else Some(integral(v).toSeq.flatMap(l => int(l).get))
+      case (PrimitiveTypeName.INT32, DateType, v: Int) => if (noRebase) Some(Seq(Int.box(v))) else None
+      case (PrimitiveTypeName.INT32, TimestampNTZType, v: Long) =>
+        if (!noRebase) None else if (v % microsPerDay != 0) Some(Nil) else int(v / microsPerDay)
+      case (PrimitiveTypeName.INT32, _: DecimalType, d: Decimal) =>
+        Some(unscaled(d).filter(_.bitLength < 32).map(u => Int.box(u.intValue)).toSeq)
+
+      case (PrimitiveTypeName.INT64, LongType, v: Long) => Some(Seq(Long.box(v)))
+      case (PrimitiveTypeName.INT64, TimestampType | TimestampNTZType, v: Long) =>
+        if (sparkType == TimestampType && !noRebase) None
+        else if (isTimestamp(ann, TimeUnit.MICROS)) Some(Seq(Long.box(v)))
+        else if (isTimestamp(ann, TimeUnit.MILLIS)) Some(if (v % 1000 == 0) Seq(Long.box(v / 1000)) else Nil)
+        else None
+      case (PrimitiveTypeName.INT64, dt: DecimalType, d: Decimal) if dt.precision == 20 && dt.scale == 0 && isUnsignedInt(ann, 64) =>
+        Some(unscaled(d).filter(u => u.signum >= 0 && u.bitLength <= 64).map(u => Long.box(u.longValue)).toSeq)
+      case (PrimitiveTypeName.INT64, _: DecimalType, d: Decimal) =>
+        Some(unscaled(d).filter(_.bitLength < 64).map(u => Long.box(u.longValue)).toSeq)
+
+      case (PrimitiveTypeName.FLOAT, FloatType, v: Float) => floats(v)
+      case (PrimitiveTypeName.FLOAT, DoubleType, v: Double) =>
+        if (v.isNaN) None else if (v.toFloat.toDouble == v) floats(v.toFloat) else Some(Nil)
+      case (PrimitiveTypeName.DOUBLE, DoubleType, v: Double) =>
+        if (v.isNaN) None
+        else if (v == 0.0) Some(Seq(Double.box(0.0), Double.box(-0.0)))
+        else Some(Seq(Double.box(v)))
+
+      case (PrimitiveTypeName.BINARY, st: StringType, v: org.apache.spark.unsafe.types.UTF8String) =>
+        if (st.collationId == StringType.collationId) Some(Seq(org.apache.parquet.io.api.Binary.fromConstantByteArray(v.getBytes)))
+        else None
+      case (PrimitiveTypeName.BINARY, BinaryType, v: Array[Byte]) =>
+        Some(Seq(org.apache.parquet.io.api.Binary.fromConstantByteArray(v.clone())))
+      case (PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY, BinaryType, v: Array[Byte]) =>
+        Some(if (v.length == t.getTypeLength) Seq(org.apache.parquet.io.api.Binary.fromConstantByteArray(v.clone())) else Nil)
+      case (PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY, _: DecimalType, d: Decimal) =>
+        Some(unscaled(d).filter(_.bitLength < 8 * t.getTypeLength).map { u =>
+          // Big-endian two's complement, sign-extended to the fixed length: the only byte form.
+          val raw = u.toByteArray
+          val out = Array.fill[Byte](t.getTypeLength)(if (u.signum < 0) -1 else 0)
+          System.arraycopy(raw, 0, out, out.length - raw.length, raw.length)
+          org.apache.parquet.io.api.Binary.fromConstantByteArray(out)
+        }.toSeq)
+      case _ => None
+    }
+  }
+
   private def chunkReason(descriptor: ColumnDescriptor, chunk: ColumnChunkMetaData): Option[String] = {
     val physical = descriptor.getPrimitiveType.getPrimitiveTypeName
     val okData = dataEncodings(physical)

@@ -9,7 +9,9 @@ import lmspark.decode.{Dictionary, DictionaryIdsReplay}
   * decoded by `getInt` / `getUTF8String` / ...), and undoes it when a batch cannot stay so.
   *
   * A batch keeps the dictionary only if every one of its rows comes from a dictionary-encoded
-  * page of the chunk (a chunk has one dictionary, and a batch never spans chunks). The dictionary
+  * page of the chunk (a chunk has one dictionary, and a batch never spans chunks), whether it is
+  * written by one read or by several appends (the ids vector grows with `reserve`, which keeps
+  * the ids already written; `reserveDictionaryIds` is called once per batch). The dictionary
   * is not kept, and the batch is decoded eagerly into values, when:
   *  - preservation is off (`spark.lmspark.dictionary.preserve.enabled` = false);
   *  - the chunk has no dictionary page, or the batch starts on a non-dictionary (PLAIN, ...) page:
@@ -53,14 +55,16 @@ final class DictionaryPreservation(enabled: Boolean, writer: VectorWriter) {
 
   /** Where the next rows of the batch go: the ids vector when they stay dictionary-encoded, or
     * null when they are to be decoded eagerly by the writer. `onDictionaryPage`: the rows come
-    * from a dictionary-encoded page; `rowsSoFar`: rows of this batch already written to `v`;
-    * `batchRows`: rows in the whole batch. Leaving the dictionary decodes rows `[0, rowsSoFar)`. */
-  def idsFor(v: WritableColumnVector, onDictionaryPage: Boolean, rowsSoFar: Int, batchRows: Int): WritableColumnVector =
+    * from a dictionary-encoded page; `rowsSoFar`: rows of this batch already written to `v` (by
+    * this call or earlier appends); `rowsNeeded`: rows of the batch once these are written (the
+    * ids vector grows to hold them, keeping earlier ids). Leaving the dictionary decodes rows
+    * `[0, rowsSoFar)`. */
+  def idsFor(v: WritableColumnVector, onDictionaryPage: Boolean, rowsSoFar: Int, rowsNeeded: Int): WritableColumnVector =
     if (ids != null) {
-      if (onDictionaryPage) ids
+      if (onDictionaryPage) { ids.reserve(rowsNeeded); ids }
       else { decodeWritten(v, rowsSoFar); null }
     } else if (onDictionaryPage && rowsSoFar == 0 && enabled && resolve() != null) {
-      ids = v.reserveDictionaryIds(batchRows)
+      ids = v.reserveDictionaryIds(rowsNeeded)
       v.setDictionary(sparkDict)
       ids
     } else null

@@ -15,7 +15,12 @@ import lmspark.io.{DataPageV1, DataPageV2, PageSource}
   * switches between the dictionary decoder and [[PageDecoders]] per page (chunks that fall back
   * mid-chunk), and skips whole pages by their header row count without decompressing them. Batches
   * made only of dictionary-encoded rows may come back dictionary-encoded (ids + Spark dictionary,
-  * decoded lazily), as [[DictionaryPreservation]] decides; other batches hold values.
+  * decoded lazily), as [[DictionaryPreservation]] decides; other batches hold values. A batch may
+  * be written by several `read(n, v, rowId)` calls (appends), with skips between them.
+  *
+  * With a [[PageSource]] of some pages only ([[PageSource.forPages]]), pruned pages are skipped
+  * whole by their offset-index row count; reading a row of one, or a skip that ends inside one,
+  * is an internal error (the selection must never select rows of a pruned page).
   *
   * Invariants: `rowsConsumed <= rowCount`; `pageRemaining` is the number of rows of the current
   * page not yet read or skipped (0 = no current page); `levels` is null iff `maxDef == 0`.
@@ -57,11 +62,12 @@ final class FlatColumnReader(
 
   override def close(): Unit = pages.close()
 
-  override def read(n: Int, vector: WritableColumnVector): Unit = {
+  override def read(n: Int, vector: WritableColumnVector, rowId: Int): Unit = {
     if (n < 0) throw new IllegalArgumentException(s"negative row count $n")
+    if (rowId < 0) throw new IllegalArgumentException(s"negative row id $rowId")
     if (rowsConsumed + n > rowCount)
       throw ctx.error(s"cannot read $n rows: only ${rowCount - rowsConsumed} of $rowCount rows remain")
-    try readRows(n, vector)
+    try readRows(n, vector, rowId)
     catch translate
   }
 
@@ -81,16 +87,17 @@ final class FlatColumnReader(
       throw ctx.error(s"malformed page data near row $rowsConsumed: $e", e)
   }
 
-  private def readRows(n: Int, v: WritableColumnVector): Unit = {
-    preservation.startBatch(v)
+  private def readRows(n: Int, v: WritableColumnVector, rowId: Int): Unit = {
+    if (rowId == 0) preservation.startBatch(v)
     var done = 0
     while (done < n) {
       if (pageRemaining == 0) loadNextPage()
       val m = math.min(n - done, pageRemaining)
-      val ids = preservation.idsFor(v, dictionaryDecoder != null && (values eq dictionaryDecoder), done, n)
-      if (levels != null) readNullable(m, v, done, ids)
-      else if (ids == null) writer.write(values, m, v, done)
-      else dictionaryDecoder.readIds(m, ids, done)
+      val at = rowId + done
+      val ids = preservation.idsFor(v, dictionaryDecoder != null && (values eq dictionaryDecoder), at, rowId + n)
+      if (levels != null) readNullable(m, v, at, ids)
+      else if (ids == null) writer.write(values, m, v, at)
+      else dictionaryDecoder.readIds(m, ids, at)
       done += m
       pageRemaining -= m
       rowsConsumed += m
@@ -135,7 +142,8 @@ final class FlatColumnReader(
           pages.skipPage()
           left -= rows
           rowsConsumed += rows
-        } else loadCurrentPage()
+        } else if (pages.currentPageIsPruned) throw intoPrunedPage(s"a skip of $left rows ends", rows)
+        else loadCurrentPage()
       } else {
         val m = math.min(left, pageRemaining.toLong).toInt
         if (levels == null) values.skip(m)
@@ -147,13 +155,20 @@ final class FlatColumnReader(
     }
   }
 
+  /** A read or partial skip reached a page that page pruning removed: the caller's selection and
+    * the kept pages disagree (a bug, not a malformed file). */
+  private def intoPrunedPage(what: String, rows: Int): IllegalStateException =
+    new IllegalStateException(s"internal error: $what inside page ${pages.currentPageOrdinal} (rows " +
+      s"[$rowsConsumed, ${rowsConsumed + rows})), which page pruning removed and which was never read ($ctx)")
+
   private def noMorePages(): ParquetDecodeException =
     ctx.error(s"column chunk has no more data pages after $rowsConsumed of $rowCount rows " +
       "(truncated chunk or wrong row count?)")
 
-  /** Moves to the next data page header, reading a dictionary page on the way. */
+  /** Moves to the next data page header (or pruned page), reading a dictionary page on the way. */
   private def nextDataPageHeader(): Boolean = {
     while (pages.nextPage()) {
+      if (pages.currentPageIsPruned) return true
       pages.currentPageType match {
         case PageType.DICTIONARY_PAGE => readDictionary()
         case PageType.DATA_PAGE | PageType.DATA_PAGE_V2 => return true
@@ -166,6 +181,7 @@ final class FlatColumnReader(
   private def loadNextPage(): Unit =
     while (pageRemaining == 0) {
       if (!nextDataPageHeader()) throw noMorePages()
+      if (pages.currentPageIsPruned) throw intoPrunedPage("a read", pages.currentPageRows)
       loadCurrentPage()
     }
 

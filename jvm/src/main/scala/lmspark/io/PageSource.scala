@@ -24,8 +24,14 @@ import org.apache.parquet.io.SeekableInputStream
   * does. A page's uncompressed size is checked against `maxUncompressedPageSize` (the chunk's total
   * uncompressed size) before anything is allocated for it.
   *
+  * A source made by [[PageSource.forPages]] holds only some data pages (`kept`, per the chunk's
+  * checked offset index): it still yields every page in order, but a pruned page has no header
+  * (`currentPageIsPruned`), its row count comes from the offset index, and it can only be skipped.
+  * A kept page's header must agree with the offset index (rows, and header + data size), else
+  * reading fails with an error that names the page and the flag that turns page indexes off.
+  *
   * Invariants: `base <= pos <= limit`; a header is "current" between `nextPage() == true` and the
-  * call that consumes it. Not thread-safe. */
+  * call that consumes it (`dataStart >= 0`, or `prunedCurrent` for a pruned page). Not thread-safe. */
 final class PageSource private (
     bytes: Array[Byte],
     base: Int,
@@ -36,7 +42,8 @@ final class PageSource private (
     fileBytesRead: Long,
     verifyChecksums: Boolean,
     maxUncompressedPageSize: Long,
-    chunkFileOffset: Long) {
+    chunkFileOffset: Long,
+    layout: PageSource.PrunedLayout) {
 
   private[this] var pos: Int = base
   private[this] var header: PageHeader = _
@@ -44,6 +51,10 @@ final class PageSource private (
   private[this] var dataStart: Int = -1 // start of the current page's (compressed) data, -1 if none
   private[this] var ordinal: Int = -1 // of the current page among the chunk's non-index pages
   private[this] var pages: Int = 0
+  private[this] var dataPagesDecompressed: Int = 0
+  private[this] var regionLimit: Int = limit // header parsing stops here
+  private[this] var dataPage: Int = -1 // pruned layouts: index of the current data page in the offset index
+  private[this] var prunedCurrent: Boolean = false
   private[this] var decompressedBytes: Long = 0L
   private[this] val headerStream = new HeaderStream
   private[this] lazy val crc = new CRC32
@@ -51,42 +62,57 @@ final class PageSource private (
   /** Pages whose data was read (decompressed) so far, dictionary page included. */
   def pagesRead: Int = pages
 
+  /** Data pages whose data was read (decompressed) so far. */
+  def dataPagesRead: Int = dataPagesDecompressed
+
   /** Bytes read from the file for this chunk. */
   def bytesRead: Long = fileBytesRead
 
   /** Decompressed bytes produced so far. */
   def bytesDecompressed: Long = decompressedBytes
 
-  /** Parses the next page header, passing over index pages. False at the end of the chunk. */
+  /** Parses the next page header, passing over index pages. False at the end of the chunk. For a
+    * source of some pages only, the next page may be a pruned one (no header is parsed). */
   def nextPage(): Boolean = {
-    if (dataStart >= 0) skipPage()
-    while (pos < limit) {
-      val h = parseHeader()
-      if (h.getType == PageType.INDEX_PAGE) {
-        pos = dataStart + h.compressed_page_size
-        dataStart = -1
-      } else {
-        header = h
-        ordinal += 1
-        return true
+    if (dataStart >= 0 || prunedCurrent) skipPage()
+    if (layout == null) {
+      while (pos < limit) {
+        val h = parseHeader()
+        if (h.getType == PageType.INDEX_PAGE) {
+          pos = dataStart + h.compressed_page_size
+          dataStart = -1
+        } else {
+          header = h
+          ordinal += 1
+          return true
+        }
       }
-    }
-    header = null
-    false
+      header = null
+      false
+    } else nextOfLayout()
+  }
+
+  /** Whether the current page was pruned: not read from the file, only `currentPageRows`,
+    * `currentPageOrdinal` and `skipPage` apply to it. */
+  def currentPageIsPruned: Boolean = {
+    if (!prunedCurrent) requireHeader()
+    prunedCurrent
   }
 
   /** 0-based ordinal of the current page in the chunk, dictionary page included, index pages not. */
-  def currentPageOrdinal: Int = { requireHeader(); ordinal }
+  def currentPageOrdinal: Int = { if (!prunedCurrent) requireHeader(); ordinal }
 
-  /** The current page header (after `nextPage() == true`). */
+  /** The current page header (after `nextPage() == true`); not for a pruned page. */
   def currentHeader: PageHeader = { requireHeader(); header }
 
-  /** The current page's type. */
+  /** The current page's type; not for a pruned page (whose type is not known: check
+    * `currentPageIsPruned` first). */
   def currentPageType: PageType = { requireHeader(); header.getType }
 
   /** Rows in the current data page, from its header alone (v1: num_values, valid for flat columns;
-    * v2: num_rows). */
+    * v2: num_rows), or for a pruned page from the offset index. */
   def currentPageRows: Int = {
+    if (prunedCurrent) return layoutRows(dataPage)
     requireHeader()
     header.getType match {
       case PageType.DATA_PAGE =>
@@ -103,6 +129,7 @@ final class PageSource private (
 
   /** Consumes the current page without decompressing it. */
   def skipPage(): Unit = {
+    if (prunedCurrent) { prunedCurrent = false; return }
     requireHeader()
     pos = dataStart + header.compressed_page_size
     dataStart = -1
@@ -161,11 +188,12 @@ final class PageSource private (
       case t => throw context.error(s"expected a data page, found $t")
     }
     consumed()
+    dataPagesDecompressed += 1
     page
   }
 
   /** Drops the current page. Decompressors hold no resources, so there is nothing to release. */
-  def close(): Unit = { header = null; dataStart = -1 }
+  def close(): Unit = { header = null; dataStart = -1; prunedCurrent = false }
 
   // ---- internals ----
 
@@ -173,7 +201,74 @@ final class PageSource private (
   private[this] var outLength: Int = 0
 
   private def requireHeader(): Unit =
-    if (header == null || dataStart < 0) throw new IllegalStateException(s"no current page ($context)")
+    if (prunedCurrent)
+      throw new IllegalStateException(s"page $ordinal of the chunk was pruned by the page index and not read: " +
+        s"it can only be skipped (internal error, $context)")
+    else if (header == null || dataStart < 0) throw new IllegalStateException(s"no current page ($context)")
+
+  /** The offset in the chunk of position `p` of the buffer (the buffer holds only some ranges of
+    * the chunk in a pruned layout; positions inside the current data page map through it). */
+  private def chunkOffset(p: Int): Long =
+    if (layout == null || dataPage < 0 || layout.bufferStart(dataPage) < 0) (p - base).toLong
+    else layout.locations.byteOffset(dataPage) - chunkFileOffset + (p - layout.bufferStart(dataPage))
+
+  /** Rows of data page `i` of the layout's offset index. */
+  private def layoutRows(i: Int): Int = {
+    val rows = layout.locations.endRow(i) - layout.locations.firstRow(i)
+    if (rows > Int.MaxValue) throw context.error(s"page $i of the offset index holds $rows rows")
+    rows.toInt
+  }
+
+  /** `nextPage` for a source of some pages: the dictionary region's pages (dictionary, index), then
+    * every data page of the offset index, kept ones parsed and checked against it. */
+  private def nextOfLayout(): Boolean = {
+    val loc = layout.locations
+    if (dataPage < 0) {
+      regionLimit = layout.dictionaryLimit
+      while (pos < layout.dictionaryLimit) {
+        val h = parseHeader()
+        h.getType match {
+          case PageType.INDEX_PAGE =>
+            pos = dataStart + h.compressed_page_size
+            dataStart = -1
+          case PageType.DICTIONARY_PAGE =>
+            header = h
+            ordinal += 1
+            return true
+          case t =>
+            throw context.error(s"a $t page at chunk offset ${chunkOffset(headerStart)} lies before the first data " +
+              s"page of the offset index (inconsistent page index; ${PageSource.DisableHint})")
+        }
+      }
+    }
+    header = null
+    dataPage += 1
+    if (dataPage >= loc.pages) return false
+    ordinal += 1
+    val start = layout.bufferStart(dataPage)
+    if (start < 0) {
+      prunedCurrent = true
+      return true
+    }
+    pos = start
+    regionLimit = layout.segmentEnd(dataPage)
+    val h = parseHeader()
+    val size = loc.byteEnd(dataPage) - loc.byteOffset(dataPage)
+    def mismatch(what: String) =
+      context.error(s"data page $dataPage of the offset index (file offset ${loc.byteOffset(dataPage)}) $what " +
+        s"(inconsistent page index; ${PageSource.DisableHint})")
+    val rows = h.getType match {
+      case PageType.DATA_PAGE => h.data_page_header.num_values
+      case PageType.DATA_PAGE_V2 => h.data_page_header_v2.num_rows
+      case t => throw mismatch(s"is a $t page")
+    }
+    val stored = (dataStart - start).toLong + h.compressed_page_size
+    if (stored != size) throw mismatch(s"takes $stored bytes (header and data), the offset index says $size")
+    if (layout.checkRows && rows != layoutRows(dataPage))
+      throw mismatch(s"holds $rows rows per its header, the offset index says ${layoutRows(dataPage)}")
+    header = h
+    true
+  }
 
   private def consumed(): Unit = {
     pos = dataStart + header.compressed_page_size
@@ -183,7 +278,7 @@ final class PageSource private (
 
   /** `page 3 of the chunk (DATA_PAGE at chunk offset 1234, file offset 5678)` for the current page. */
   private def describePage: String = {
-    val at = headerStart - base
+    val at = chunkOffset(headerStart)
     val file = if (chunkFileOffset >= 0) s", file offset ${chunkFileOffset + at}" else ""
     s"page $ordinal of the chunk (${header.getType} at chunk offset $at$file)"
   }
@@ -208,24 +303,24 @@ final class PageSource private (
       try Util.readPageHeader(headerStream)
       catch {
         case NonFatal(e) =>
-          throw context.error(s"cannot read page header at chunk offset ${at - base} of ${limit - base} " +
+          throw context.error(s"cannot read page header at chunk offset ${chunkOffset(at)} of ${chunkOffset(regionLimit)} " +
             s"(corrupt or truncated chunk): ${e.getMessage}", e)
       }
     val start = headerStream.position
-    if (h.getType == null) throw context.error(s"page header at chunk offset ${at - base} has no page type")
+    if (h.getType == null) throw context.error(s"page header at chunk offset ${chunkOffset(at)} has no page type")
     val missing = h.getType match {
       case PageType.DATA_PAGE => h.data_page_header == null
       case PageType.DATA_PAGE_V2 => h.data_page_header_v2 == null
       case PageType.DICTIONARY_PAGE => h.dictionary_page_header == null
       case _ => false
     }
-    if (missing) throw context.error(s"${h.getType} header at chunk offset ${at - base} lacks its type-specific header")
+    if (missing) throw context.error(s"${h.getType} header at chunk offset ${chunkOffset(at)} lacks its type-specific header")
     if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0)
-      throw context.error(s"page header at chunk offset ${at - base} has negative sizes " +
+      throw context.error(s"page header at chunk offset ${chunkOffset(at)} has negative sizes " +
         s"(compressed ${h.compressed_page_size}, uncompressed ${h.uncompressed_page_size})")
-    if (h.compressed_page_size.toLong > limit - start)
-      throw context.error(s"page at chunk offset ${at - base} needs ${h.compressed_page_size} bytes but " +
-        s"only ${limit - start} remain in the chunk (truncated chunk?)")
+    if (h.compressed_page_size.toLong > regionLimit - start)
+      throw context.error(s"page at chunk offset ${chunkOffset(at)} needs ${h.compressed_page_size} bytes but " +
+        s"only ${regionLimit - start} remain in the chunk (truncated chunk?)")
     pos = start
     dataStart = start
     h
@@ -258,21 +353,21 @@ final class PageSource private (
     }
   }
 
-  /** An InputStream over `bytes[pos, limit)` that reports how far the thrift parser read. */
+  /** An InputStream over `bytes[pos, regionLimit)` that reports how far the thrift parser read. */
   private final class HeaderStream extends InputStream {
     private[this] var p = 0
     def reset(at: Int): Unit = p = at
     def position: Int = p
-    override def read(): Int = if (p < limit) { val b = bytes(p) & 0xff; p += 1; b } else -1
+    override def read(): Int = if (p < regionLimit) { val b = bytes(p) & 0xff; p += 1; b } else -1
     override def read(b: Array[Byte], off: Int, len: Int): Int = {
       if (len == 0) return 0
-      val n = math.min(len, limit - p)
+      val n = math.min(len, regionLimit - p)
       if (n <= 0) return -1
       System.arraycopy(bytes, p, b, off, n)
       p += n
       n
     }
-    override def available(): Int = limit - p
+    override def available(): Int = regionLimit - p
   }
 }
 
@@ -312,13 +407,30 @@ object PageSource {
     // leave the total unset (<= 0) are bounded by what an array can hold.
     val total = chunk.getTotalUncompressedSize
     val maxPage = if (total > 0) math.min(total, MaxArraySize) else MaxArraySize
-    new PageSource(buf, 0, buf.length, context, codec, decompressor, size, verifyChecksums, maxPage, start)
+    new PageSource(buf, 0, buf.length, context, codec, decompressor, size, verifyChecksums, maxPage, start, null)
   }
 
-  /** Like [[forChunk]], but reads only the dictionary region and the pages `kept` (sorted indexes
-    * into `locations`, the chunk's checked offset index), coalescing reads across gaps of at most
-    * `maxGap` bytes. Pages not kept are "pruned": the source yields them in order with their row
-    * count from `locations`, and they can only be skipped. TODO(meta helper). */
+  /** What to say when a page index is inconsistent with the pages it describes. */
+  private[io] val DisableHint = "set spark.lmspark.pageIndex.enabled=false to read the file without page indexes"
+
+  /** Where a source of some pages finds them: the dictionary region is `bytes[0, dictionaryLimit)`;
+    * data page `i` of `locations` starts at `bufferStart(i)` (-1: pruned, not read) and its
+    * coalesced read range ends at `segmentEnd(i)`. `checkRows`: the column is flat, so a v1 page's
+    * num_values is its row count. */
+  private[io] final class PrunedLayout(
+      val locations: lmspark.selection.PageLocations,
+      val dictionaryLimit: Int,
+      val bufferStart: Array[Int],
+      val segmentEnd: Array[Int],
+      val checkRows: Boolean)
+
+  /** Like [[forChunk]], but reads only the dictionary region (chunk start up to the first data page
+    * of `locations`) and the data pages `kept` (sorted, distinct indexes into `locations`, the
+    * chunk's checked offset index), their byte ranges coalesced across gaps of at most `maxGap`
+    * bytes ([[lmspark.selection.ScanRanges.coalesce]]): bytes of a pruned page are read only when
+    * they lie in such a gap. The source yields every page in order; pages not kept are pruned
+    * (`currentPageIsPruned`): their row count comes from `locations` and they can only be skipped.
+    * `bytesRead` is what was read from the file. */
   def forPages(
       in: SeekableInputStream,
       chunk: ColumnChunkMetaData,
@@ -327,7 +439,63 @@ object PageSource {
       verifyChecksums: Boolean,
       locations: lmspark.selection.PageLocations,
       kept: Array[Int],
-      maxGap: Long): PageSource = forChunk(in, chunk, descriptor, filePath, verifyChecksums)
+      maxGap: Long): PageSource = {
+    require(maxGap >= 0, s"negative coalescing gap $maxGap")
+    var k = 0
+    while (k < kept.length) {
+      require(kept(k) >= 0 && kept(k) < locations.pages && (k == 0 || kept(k) > kept(k - 1)),
+        s"kept pages must be sorted, distinct indexes into the ${locations.pages} pages: ${kept.mkString(", ")}")
+      k += 1
+    }
+    val context = new ChunkContext(filePath, descriptor.getPath.mkString("."), chunk.getRowGroupOrdinal)
+    val start = chunk.getStartingPos
+    val size = chunk.getTotalSize
+    if (start < 0 || size < 0 || size > Int.MaxValue - 16)
+      throw context.error(s"invalid column chunk range: start $start, size $size")
+    val end = start + size
+    val firstData = if (locations.pages > 0) locations.byteOffset(0) else end
+    if (firstData < start || (locations.pages > 0 && locations.byteEnd(locations.pages - 1) > end))
+      throw context.error(s"the offset index's pages [$firstData, ${locations.byteEnd(locations.pages - 1)}) lie " +
+        s"outside the column chunk [$start, $end) (inconsistent page index; $DisableHint)")
+    val codec = chunk.getCodec
+    val decompressor = decompressorFor(codec, context)
+    val ranges = lmspark.selection.ScanRanges.coalesce(locations, kept, maxGap)
+    val dictionaryBytes = (firstData - start).toInt
+    val buf = new Array[Byte](dictionaryBytes + ranges.totalBytes.toInt) // both within the chunk's size
+    val bufferStart = Array.fill(locations.pages)(-1)
+    val segmentEnd = Array.fill(locations.pages)(-1)
+    def readRange(from: Long, len: Int, at: Int): Unit =
+      try {
+        in.seek(from)
+        in.readFully(buf, at, len)
+      } catch {
+        case e: EOFException =>
+          throw context.error(s"file ends inside column chunk range [$from, ${from + len}) (truncated file?)", e)
+        case NonFatal(e) =>
+          throw context.error(s"cannot read column chunk range [$from, ${from + len}): ${e.getMessage}", e)
+      }
+    if (dictionaryBytes > 0) readRange(start, dictionaryBytes, 0)
+    var at = dictionaryBytes
+    var r = 0
+    var next = 0 // index into kept
+    while (r < ranges.size) {
+      val len = (ranges.end(r) - ranges.start(r)).toInt
+      readRange(ranges.start(r), len, at)
+      while (next < kept.length && locations.byteOffset(kept(next)) < ranges.end(r)) {
+        bufferStart(kept(next)) = at + (locations.byteOffset(kept(next)) - ranges.start(r)).toInt
+        segmentEnd(kept(next)) = at + len
+        next += 1
+      }
+      at += len
+      r += 1
+    }
+    val total = chunk.getTotalUncompressedSize
+    val maxPage = if (total > 0) math.min(total, MaxArraySize) else MaxArraySize
+    val layout = new PrunedLayout(locations, dictionaryBytes, bufferStart, segmentEnd,
+      checkRows = descriptor.getMaxRepetitionLevel == 0)
+    new PageSource(buf, 0, buf.length, context, codec, decompressor, buf.length.toLong, verifyChecksums, maxPage,
+      start, layout)
+  }
 
   /** A page source over chunk bytes already in memory (tests, and future range-based reads).
     * `maxUncompressedPageSize` bounds every page's uncompressed size; `chunkFileOffset` (-1 when
@@ -342,7 +510,7 @@ object PageSource {
       maxUncompressedPageSize: Long = MaxArraySize,
       chunkFileOffset: Long = -1L): PageSource =
     new PageSource(bytes, offset, offset + length, context, codec, decompressorFor(codec, context), length.toLong,
-      verifyChecksums, math.min(maxUncompressedPageSize, MaxArraySize), chunkFileOffset)
+      verifyChecksums, math.min(maxUncompressedPageSize, MaxArraySize), chunkFileOffset, null)
 
   private def decompressorFor(codec: CompressionCodecName, context: ChunkContext): Decompressor =
     if (!Decompressors.supported.contains(codec)) throw context.error(s"compression codec $codec is not supported")

@@ -21,6 +21,8 @@ object LmMetrics {
   val PrunedByBloomFilter = "rowGroupsPrunedByBloomFilter"
   val PrunedByGuarantee = "rowGroupsPrunedByGuarantee"
   val PrunedByPageIndex = "rowGroupsPrunedByPageIndex"
+  val PrunedByPredicateColumns = "rowGroupsPrunedByPredicateColumns"
+  val PredicatePagesDecoded = "predicatePagesDecoded"
   val ConjunctsRemoved = "conjunctsRemovedByGuarantees"
   val PagesTotal = "pagesTotal"
   val PagesPruned = "pagesPruned"
@@ -42,6 +44,8 @@ object LmMetrics {
     PrunedByBloomFilter -> SQLMetrics.createMetric(sc, "row groups pruned by bloom filter"),
     PrunedByGuarantee -> SQLMetrics.createMetric(sc, "row groups pruned by guarantee"),
     PrunedByPageIndex -> SQLMetrics.createMetric(sc, "row groups pruned by page index"),
+    PrunedByPredicateColumns -> SQLMetrics.createMetric(sc, "row groups where no selected row passed the predicate columns"),
+    PredicatePagesDecoded -> SQLMetrics.createMetric(sc, "data pages decoded to narrow page selections"),
     ConjunctsRemoved -> SQLMetrics.createMetric(sc, "conjuncts removed by guarantees"),
     PagesTotal -> SQLMetrics.createMetric(sc, "data pages in read row groups"),
     PagesPruned -> SQLMetrics.createMetric(sc, "data pages pruned by page index"),
@@ -53,7 +57,8 @@ object LmMetrics {
   def scanMetrics(m: Map[String, SQLMetric]): ScanMetrics =
     ScanMetrics(m(FilesRead), m(FilesFallback), m(RowGroupsRead), m(BytesRead), m(ScanTime),
       m(RowGroupsTotal), m(PrunedByStatistics), m(PrunedByDictionary), m(PrunedByBloomFilter),
-      m(PrunedByGuarantee), m(PrunedByPageIndex), m(ConjunctsRemoved), m(PagesTotal), m(PagesPruned),
+      m(PrunedByGuarantee), m(PrunedByPageIndex), m(PrunedByPredicateColumns), m(PredicatePagesDecoded),
+      m(ConjunctsRemoved), m(PagesTotal), m(PagesPruned),
       m(PagesRead), m(PageIndexesIgnored), m(StatisticsIgnored), m(BloomFiltersIgnored))
 }
 
@@ -70,6 +75,8 @@ final case class ScanMetrics(
     prunedByBloomFilter: SQLMetric,
     prunedByGuarantee: SQLMetric,
     prunedByPageIndex: SQLMetric,
+    prunedByPredicateColumns: SQLMetric,
+    predicatePagesDecoded: SQLMetric,
     conjunctsRemoved: SQLMetric,
     pagesTotal: SQLMetric,
     pagesPruned: SQLMetric,

@@ -1,29 +1,142 @@
 package lmspark.predicate
 
+import scala.collection.mutable
+
+import org.apache.spark.sql.types.{DoubleType, FloatType}
+
+import lmspark.predicate.Predicate._
+
 /** A predicate simplified under a guarantee: `predicate` agrees with the original on every row the
-  * guarantee covers; `conjunctsRemoved` top-level conjuncts of the original were proven TRUE for
-  * all those rows and dropped. `False` means no covered row can pass. */
+  * guarantee covers (it is TRUE exactly where the original is TRUE); `conjunctsRemoved` top-level
+  * conjuncts of the original were proven TRUE for all those rows and dropped. `False` means no
+  * covered row can pass. */
 final case class Simplified(predicate: Predicate, conjunctsRemoved: Int)
 
 /** Simplification with a guarantee (after Arrow's `SimplifyWithGuarantee`): the guarantee is what
-  * [[ColumnStats]] say of each column (`min <= c <= max`, null counts, NaN), over some rows. */
+  * [[ColumnStats]] say of each column (`min <= c <= max`, null counts, NaN), over some rows.
+  *
+  * Method: the predicate is put in negation normal form (NOT only directly above leaves, exact in
+  * three-valued logic). Above the leaves there are then only AND and OR, whose result is TRUE
+  * exactly when their children's TRUE-ness says so; so a leaf (or negated leaf) that can never be
+  * TRUE on the covered rows may become `False` (NULL and FALSE are alike to it), and one TRUE on
+  * every covered row becomes `True`, without changing which rows pass. Each leaf's possible
+  * outcomes come from [[StatsEval]], with Spark's ordering and NULL / NaN semantics. */
 object Guarantees {
 
   /** Simplifies `p` for rows where `stats(column.index)` holds (None: nothing known). */
-  def simplify(p: Predicate, stats: Int => Option[ColumnStats]): Simplified =
-    Simplified(p, 0) // TODO(predicate helper)
+  def simplify(p: Predicate, stats: Int => Option[ColumnStats]): Simplified = {
+    val domains = mutable.HashMap.empty[Term, Domain]
+    def domainOf(t: Term): Domain =
+      domains.getOrElseUpdate(t, StatsEval.domain(t, stats(t.column.index), Values.termCaster(t)))
+    var removed = 0
+    val parts = Predicate.conjuncts(p).map { c =>
+      val s = simplifyNnf(Predicate.negationNormalForm(c), domainOf)
+      if (s == True && c != True) removed += 1
+      s
+    }
+    Simplified(Predicate.and(parts), removed)
+  }
+
+  /** Simplifies a predicate in negation normal form, leaf by leaf. */
+  private def simplifyNnf(q: Predicate, domainOf: Term => Domain): Predicate = q match {
+    case True | False => q
+    case And(cs) => Predicate.and(cs.map(simplifyNnf(_, domainOf)))
+    case Or(cs) => Predicate.or(cs.map(simplifyNnf(_, domainOf)))
+    case Not(l: Leaf) =>
+      val d = domainOf(l.term)
+      decide(Kleene.negate(StatsEval.outcomes(l, d)), Not(StatsEval.narrow(l, d)))
+    case l: Leaf =>
+      val d = domainOf(l.term)
+      decide(StatsEval.outcomes(l, d), StatsEval.narrow(l, d))
+    case Not(other) => Predicate.not(simplifyNnf(other, domainOf)) // not reached in normal form
+  }
+
+  private def decide(outcomes: Int, kept: => Predicate): Predicate =
+    if ((outcomes & Kleene.T) == 0) False
+    else if (outcomes == Kleene.T) True
+    else kept
 
   /** True iff some row whose value of column `column` is one of `values` (or NULL, when
     * `mayBeNull`) could pass `p`, other columns being unknown. Used with a chunk's whole
-    * dictionary. */
-  def canMatchValues(p: Predicate, column: Int, values: IndexedSeq[Any], mayBeNull: Boolean): Boolean =
-    true // TODO(predicate helper)
+    * dictionary. Each leaf on `column` is evaluated once per value (with Spark's semantics, by
+    * [[Evaluator]]); the tree is then combined as bit sets over the values. */
+  def canMatchValues(p: Predicate, column: Int, values: IndexedSeq[Any], mayBeNull: Boolean): Boolean = {
+    val n = values.size + (if (mayBeNull) 1 else 0)
+    if (n == 0) return false
+    val termValues = mutable.HashMap.empty[Term, Array[Any]]
+    def valuesOf(t: Term): Array[Any] = termValues.getOrElseUpdate(t, {
+      val cast = Values.termCaster(t)
+      val out = new Array[Any](n)
+      var i = 0
+      while (i < values.size) { out(i) = cast(values(i)); i += 1 }
+      out // a trailing NULL stays null
+    })
+    def all: java.util.BitSet = { val b = new java.util.BitSet(n); b.set(0, n); b }
+    def leafBits(l: Leaf, negated: Boolean): java.util.BitSet =
+      if (l.term.column.index != column) all
+      else {
+        val f = Evaluator.leafFn(l)
+        val vs = valuesOf(l.term)
+        val want = if (negated) Kleene.F else Kleene.T
+        val b = new java.util.BitSet(n)
+        var i = 0
+        while (i < n) { if (f(vs(i)) == want) b.set(i); i += 1 }
+        b
+      }
+    def go(q: Predicate): java.util.BitSet = q match {
+      case True => all
+      case False => new java.util.BitSet(n)
+      case l: Leaf => leafBits(l, negated = false)
+      case Not(l: Leaf) => leafBits(l, negated = true)
+      case And(cs) =>
+        val b = go(cs.head)
+        cs.iterator.drop(1).foreach(c => if (!b.isEmpty) b.and(go(c)))
+        b
+      case Or(cs) =>
+        val b = go(cs.head)
+        cs.iterator.drop(1).foreach(c => b.or(go(c)))
+        b
+      case Not(other) => throw new IllegalStateException(s"not in negation normal form: NOT ($other)")
+    }
+    !go(Predicate.negationNormalForm(p)).isEmpty
+  }
 
   /** `p` with every `=` / `IN` / `<=>` leaf on `column` whose values are all proven absent
-    * (`absent(value)`, e.g. by a bloom filter) replaced by `False`, then simplified. */
-  def withAbsentValues(p: Predicate, column: Int, absent: Any => Boolean): Predicate =
-    p // TODO(predicate helper)
+    * (`absent(value)`, e.g. by a bloom filter) replaced by `False`, then simplified. `absent(v)`
+    * must mean that no value of the column equals `v` in Spark's sense; FLOAT / DOUBLE zeros and
+    * NaN (which Spark equates across bit patterns) are never asked about. Leaves under NOT are
+    * handled in negation normal form (`NOT c = v` with `v` absent is `c IS NOT NULL`). */
+  def withAbsentValues(p: Predicate, column: Int, absent: Any => Boolean): Predicate = {
+    def isAbsent(t: Term, v: Any): Boolean = {
+      val risky = (t.dataType == FloatType || t.dataType == DoubleType) && (Values.isNaN(v) || v == 0.0f || v == 0.0d)
+      !risky && absent(v)
+    }
+    def rewrite(l: Leaf, negated: Boolean): Predicate = {
+      val kept: Predicate = if (negated) Not(l) else l
+      l match {
+        case Compare(t, CompareOp.Eq, v) if isAbsent(t, v) => if (negated) IsNotNull(t) else False
+        case Compare(t, CompareOp.NullSafeEq, v) if isAbsent(t, v) => if (negated) True else False
+        case in @ In(t, values, hasNull) =>
+          val keep = values.filterNot(isAbsent(t, _))
+          if (keep.size == values.size) kept
+          else if (keep.nonEmpty) { val n = in.copy(values = keep); if (negated) Not(n) else n }
+          else if (!negated) False
+          else if (hasNull) False
+          else IsNotNull(t)
+        case _ => kept
+      }
+    }
+    def applies(l: Leaf): Boolean = l.term.column.index == column && l.term.casts.isEmpty
+    def go(q: Predicate): Predicate = q match {
+      case And(cs) => Predicate.and(cs.map(go))
+      case Or(cs) => Predicate.or(cs.map(go))
+      case l: Leaf if applies(l) => rewrite(l, negated = false)
+      case Not(l: Leaf) if applies(l) => rewrite(l, negated = true)
+      case other => other
+    }
+    simplify(go(Predicate.negationNormalForm(p)), _ => None).predicate
+  }
 
   /** The columns (`ColumnRef.index`) `p` reads. */
-  def columns(p: Predicate): Set[Int] = Set.empty // TODO(predicate helper)
+  def columns(p: Predicate): Set[Int] = Predicate.leaves(p).iterator.map(_.term.column.index).toSet
 }

@@ -15,7 +15,7 @@ import lmspark.io.PageSource
 import lmspark.meta.OpenFile
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.Predicate
-import lmspark.selection.{SelectionCursor, SelectionStrategy}
+import lmspark.selection.{ScanRanges, SelectionCursor, SelectionStrategy}
 import lmspark.shim.SparkInternals
 
 /**
@@ -73,12 +73,16 @@ final class FileBatchReader(
     if (settings.predicate == Predicate.True) null
     else new RowGroupPruner(file, plan, settings.predicate, settings, metrics)
 
+  private lazy val refiner = new SelectionRefiner(file, plan, settings, metrics)
+
   private var nextBlock = 0
   /** Rows the current row group still yields (selected rows when `cursor` is set). */
   private var rowsLeftInGroup = 0L
   /** The current row group's selection walk; null when every row is read. */
   private var cursor: SelectionCursor = _
   private var readers: Array[ColumnReader] = Array.empty
+  /** The page source of each reader, for page counts. */
+  private var sources: Array[PageSource] = Array.empty
   private var closed = false
 
   override def hasNext: Boolean = {
@@ -151,10 +155,17 @@ final class FileBatchReader(
           case PruneReason.PageIndex => metrics.prunedByPageIndex += 1
         }
         return
+      case RowGroupDecision.Read(p) if p.selection.isDefined && p.residual != Predicate.True =>
+        val exact = guarded { refiner.refine(block, p) }
+        if (exact.selectedCount == 0) { metrics.prunedByPredicateColumns += 1; return }
+        p.copy(selection = Some(exact), fetches = p.fetches.map(_.map(f =>
+          ColumnFetch(f.locations, ScanRanges.selectedPages(exact, f.locations)))))
       case RowGroupDecision.Read(p) => p
     }
     guarded {
-      readers = presentColumns.map { i =>
+      sources = new Array[PageSource](presentColumns.length)
+      readers = presentColumns.indices.toArray.map { k =>
+        val i = presentColumns(k)
         val ColumnPlan.Present(descriptor, sparkType, options) = plan.columns(i): @unchecked
         val chunk = FileReadPlan.chunkOf(block, descriptor)
         val fetch = rowGroup.fetches(i)
@@ -167,6 +178,7 @@ final class FileBatchReader(
         }
         fetch.foreach(f => metrics.pagesTotal += f.locations.pages)
         metrics.bytesRead += pages.bytesRead
+        sources(k) = pages
         ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
           options.copy(preserveDictionary = settings.preserveDictionary))
       }
@@ -193,11 +205,10 @@ final class FileBatchReader(
   }
 
   private def closeReaders(): Unit = {
-    readers.foreach { r =>
-      metrics.pagesRead += r.pagesRead
-      r.close()
-    }
+    sources.foreach(s => metrics.pagesRead += s.dataPagesRead)
+    readers.foreach(_.close())
     readers = Array.empty
+    sources = Array.empty
     cursor = null
   }
 
