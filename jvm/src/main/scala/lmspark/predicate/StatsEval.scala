@@ -94,7 +94,8 @@ object StatsEval {
   }
 
   /** `l` with what `d` excludes removed: IN keeps only the values the domain may contain
-    * (exact: a dropped value matches no covered row). */
+    * (exact: a dropped value matches no covered row). The list may end up empty (then no value
+    * matches); callers must not hand such an IN to Spark, whose `NULL IN ()` is FALSE. */
   def narrow(l: Leaf, d: Domain): Leaf = l match {
     case in @ In(_, values, _) if d.nonNull =>
       val keep =
