@@ -80,7 +80,7 @@ class CatalystTranslatorSuite extends AnyFunSuite with PropertyCases {
     }
 
     def term(): T = r.nextInt(24) match {
-      case 0 if types.contains(DateType) =>
+      case 0 | 8 | 9 if types.contains(DateType) =>
         val i = types.indexOf(DateType)
         T(Cast(attrs(i), TimestampType, Some(tz)), TimestampType, ok = true,
           () => toTimestamp(pick(r, pools(i))) + pick(r, Seq(0L, 0L, 1L, -1L, 3600000000L, -86400000000L)),
