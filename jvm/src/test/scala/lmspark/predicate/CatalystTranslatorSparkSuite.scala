@@ -90,7 +90,13 @@ class CatalystTranslatorSparkSuite extends AnyFunSuite with LmSparkSession with 
     val plan = withConf("spark.lmspark.enabled" -> "false", "spark.sql.session.timeZone" -> "America/Los_Angeles") {
       executedPlan(df)
     }
-    val scan = collectWithSubqueries(plan) { case s: FileSourceScanExec => s }.head
+    val scans = collectWithSubqueries(plan) { case s: FileSourceScanExec => s }
+    // The optimizer may prove a combination FALSE and drop the scan: nothing reaches a scan then.
+    if (scans.isEmpty) {
+      assert(mustTranslateAll.isEmpty, s"$where: no scan in\n$plan")
+      return (0, -1)
+    }
+    val scan = scans.head
     val tr = CatalystTranslator.translate(scan.dataFilters, scan.requiredSchema, caseSensitive = false)
     def ctx = s"$where\n  data filters ${scan.dataFilters.mkString(" ;; ")}\n  translated ${tr.translated.mkString(" ;; ")}" +
       s"\n  untranslated ${tr.untranslated.mkString(" ;; ")}\n  predicate ${tr.predicate}"
@@ -122,6 +128,7 @@ class CatalystTranslatorSparkSuite extends AnyFunSuite with LmSparkSession with 
 
   test("random combinations of SQL filters: translated conjuncts exact on every row") {
     var translated = 0
+    var noScan = 0
     cases("spark-translate", 30) { r =>
       def pick(): String = filters(r.nextInt(filters.size))._1
       def gen(depth: Int): String =
@@ -131,8 +138,10 @@ class CatalystTranslatorSparkSuite extends AnyFunSuite with LmSparkSession with 
           case 1 => s"(${gen(depth - 1)} or ${gen(depth - 1)})"
           case _ => s"(not ${gen(depth - 1)})"
         }
-      translated += check(gen(3), None)._1
+      val (t, u) = check(gen(3), None)
+      translated += t
+      if (u < 0) noScan += 1
     }
-    info(s"$translated conjuncts translated")
+    info(s"$translated conjuncts translated; $noScan filters proven FALSE by Spark's optimizer (no scan)")
   }
 }
