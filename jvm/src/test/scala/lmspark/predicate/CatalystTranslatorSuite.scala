@@ -14,8 +14,9 @@ import org.scalatest.funsuite.AnyFunSuite
   * sort them exactly so, and every translated conjunct must pass exactly the rows Catalyst's
   * passes (evaluated by [[Evaluator]], itself checked against Catalyst in the property suite). */
 class CatalystTranslatorSuite extends AnyFunSuite with PropertyCases {
+  import CatalystTranslatorSuite.{G, T}
 
-  private def pick[T](r: Random, xs: Seq[T]): T = xs(r.nextInt(xs.size))
+  private def pick[A](r: Random, xs: Seq[A]): A = xs(r.nextInt(xs.size))
 
   private val TimeZones = Seq("UTC", "America/Los_Angeles", "Asia/Kolkata", "Australia/Lord_Howe", "Pacific/Apia",
     "Europe/Berlin")
@@ -23,8 +24,6 @@ class CatalystTranslatorSuite extends AnyFunSuite with PropertyCases {
   private val Lcase = StringType("UTF8_LCASE")
   private val StructT = StructType(Seq(StructField("a", IntegerType)))
 
-  /** A generated filter part: its expression and whether every piece of it is supported. */
-  private final case class G(e: Expression, ok: Boolean)
 
   private final class World(r: Random) {
     val tz: String = pick(r, TimeZones)
@@ -60,8 +59,6 @@ class CatalystTranslatorSuite extends AnyFunSuite with PropertyCases {
 
     private def supportedColumns: IndexedSeq[Int] = types.indices
 
-    /** A term: (expression, its type, ok, a pool of values of its type, is CAST(date AS TIMESTAMP)). */
-    final case class T(e: Expression, dt: DataType, ok: Boolean, values: () => Any, dateToTs: Boolean = false)
 
     def goodTerm(): T = {
       val i = pick(r, supportedColumns)
@@ -206,4 +203,13 @@ class CatalystTranslatorSuite extends AnyFunSuite with PropertyCases {
     }
     info(s"$translatedCount conjuncts translated, $untranslatedCount not")
   }
+}
+
+object CatalystTranslatorSuite {
+  /** A generated filter part: its expression and whether every piece of it is supported. */
+  final case class G(e: Expression, ok: Boolean)
+
+  /** A generated term: its expression and type, whether it is supported, literals of its type, and
+    * whether it is `CAST(date AS TIMESTAMP)` (supported only compared with timestamps). */
+  final case class T(e: Expression, dt: DataType, ok: Boolean, values: () => Any, dateToTs: Boolean = false)
 }

@@ -13,11 +13,10 @@ import lmspark.predicate.Predicate._
   * (random schemas over all supported types, random data with NULLs / NaN / -0.0 / extremes, random
   * predicate trees with casts, statistics written every way metadata writes them). */
 class GuaranteesPropertySuite extends AnyFunSuite with PropertyCases {
+  import GuaranteesPropertySuite.Case
 
   private def passes(k: Int): Boolean = k == Kleene.T
 
-  /** Row groups of a random case: schema, a predicate, and the groups' column-major data. */
-  private final case class Case(s: Schema, p: Predicate, groups: IndexedSeq[IndexedSeq[Array[Any]]])
 
   private def randomCase(r: Random): Case = {
     val s = schema(r)
@@ -223,4 +222,9 @@ class GuaranteesPropertySuite extends AnyFunSuite with PropertyCases {
       assert(Guarantees.columns(c.p) == expected, c.p)
     }
   }
+}
+
+object GuaranteesPropertySuite {
+  /** Row groups of a random case: schema, a predicate, and the groups' column-major data. */
+  final case class Case(s: Schema, p: Predicate, groups: IndexedSeq[IndexedSeq[Array[Any]]])
 }
