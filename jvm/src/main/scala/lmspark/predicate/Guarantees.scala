@@ -44,7 +44,12 @@ object Guarantees {
     case Or(cs) => Predicate.or(cs.map(simplifyNnf(_, domainOf)))
     case Not(l: Leaf) =>
       val d = domainOf(l.term)
-      decide(Kleene.negate(StatsEval.outcomes(l, d)), Not(StatsEval.narrow(l, d)))
+      decide(Kleene.negate(StatsEval.outcomes(l, d)), StatsEval.narrow(l, d) match {
+        // No value can match: NOT IN is TRUE exactly for the non-NULL terms (an empty IN list
+        // would not do: Spark gives FALSE, not NULL, for `NULL IN ()`).
+        case In(t, vs, false) if vs.isEmpty => IsNotNull(t)
+        case narrowed => Not(narrowed)
+      })
     case l: Leaf =>
       val d = domainOf(l.term)
       decide(StatsEval.outcomes(l, d), StatsEval.narrow(l, d))

@@ -37,8 +37,10 @@ object Predicate {
     override def toString: String = s"$term $op ${Values.show(value, term.dataType)}"
   }
 
-  /** `term IN (values)`; `values` non-null, distinct, of `term.dataType`; `hasNull`: the list also
-    * held a NULL (so a non-matching row gives NULL, not FALSE; both fail a filter). */
+  /** `term IN (values)`; `values` non-null, distinct, non-empty, of `term.dataType`; `hasNull`: the
+    * list also held a NULL (so a non-matching row gives NULL, not FALSE; both fail a filter).
+    * A NULL term gives NULL (as Spark's `In`; Spark's interpreted `InSet` alone gives FALSE for a
+    * NaN term missing from a list with NULL, where `In` and generated code give NULL). */
   final case class In(term: Term, values: IndexedSeq[Any], hasNull: Boolean) extends Leaf {
     override def toString: String = {
       val shown = values.map(Values.show(_, term.dataType)) ++ (if (hasNull) Seq("NULL") else Nil)

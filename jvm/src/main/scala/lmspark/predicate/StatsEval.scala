@@ -48,9 +48,17 @@ object StatsEval {
   /** The possible outcomes of `l` over `d`. */
   def outcomes(l: Leaf, d: Domain): Int = {
     var bits = 0
-    if (d.nulls) bits |= Evaluator.leafFn(l)(null)
+    if (d.nulls) bits |= nullOutcome(l)
     if (d.nonNull) bits |= nonNullOutcomes(l, d)
     bits
+  }
+
+  /** The leaf's result for a NULL term (as [[Evaluator.leafFn]] gives it). */
+  def nullOutcome(l: Leaf): Int = l match {
+    case Compare(_, CompareOp.NullSafeEq, _) => Kleene.F
+    case IsNull(_) => Kleene.T
+    case IsNotNull(_) => Kleene.F
+    case _ => Kleene.N
   }
 
   private def nonNullOutcomes(l: Leaf, d: Domain): Int = {
@@ -94,7 +102,8 @@ object StatsEval {
   }
 
   /** `l` with what `d` excludes removed: IN keeps only the values the domain may contain
-    * (exact: a dropped value matches no covered row). */
+    * (exact: a dropped value matches no covered row). The list may end up empty (then no value
+    * matches); callers must not hand such an IN to Spark, whose `NULL IN ()` is FALSE. */
   def narrow(l: Leaf, d: Domain): Leaf = l match {
     case in @ In(_, values, _) if d.nonNull =>
       val keep =
