@@ -28,11 +28,10 @@ class SparkValuesSuite extends AnyFunSuite {
     test(s"$config: statistics, page indexes and dictionaries of every matrix column agree with its rows") {
       val f = TestFiles.matrixFile(config)
       val lm = new LmFile(f.path)
-      val createdBy = lm.footer.getFileMetaData.getCreatedBy
       val layout = PageLayout.of(f.path)
       try {
         for ((c, col) <- f.columns.zipWithIndex; rg <- 0 until lm.rowGroups) {
-          val out = checkChunk(s"$config ${c.name} rg $rg", lm, rg, col, c.spec.sparkType, ColumnReadOptions(), createdBy)
+          val out = checkChunk(s"$config ${c.name} rg $rg", lm, rg, col, c.spec.sparkType, ColumnReadOptions())
           // parquet-java writes no column index for a FLOAT / DOUBLE chunk holding NaN.
           if (!out.hasNaN) assert(out.pagesChecked > 0, s"$config ${c.name} rg $rg: no page index")
           assert(ChunkDictionary.allPagesDictionaryEncoded(lm.chunk(rg, col)) ==
@@ -49,8 +48,6 @@ class SparkValuesSuite extends AnyFunSuite {
       val path = TestFiles.dir.resolve(s"logical-meta-$dictionary-$v2.parquet")
       LogicalFiles.write(path, seed = if (dictionary) 17 else 18, dictionary, v2)
       val lm = new LmFile(path)
-      val createdBy = lm.footer.getFileMetaData.getCreatedBy
-      assert(SparkValues.writesTypedMinMax(createdBy), createdBy)
       assert(lm.rowGroups > 2, s"${lm.rowGroups} row groups")
       try {
         for (pair <- LogicalFiles.pairs) {
@@ -58,21 +55,12 @@ class SparkValuesSuite extends AnyFunSuite {
           var dictionaries = 0
           for (rg <- 0 until lm.rowGroups) {
             val what = s"$pair rg $rg"
-            val out = checkChunk(what, lm, rg, col, pair.sparkType, pair.options, createdBy)
+            val out = checkChunk(what, lm, rg, col, pair.sparkType, pair.options)
             if (out.dictionaryChecked) dictionaries += 1
             if (pair.column == "i96") {
               assert(out.stats.min.isEmpty && out.stats.max.isEmpty, s"$what: INT96 bounds")
               assert(out.pagesChecked == 0, s"$what: INT96 has no usable column index")
             } else if (!out.hasNaN) assert(out.pagesChecked > 0, s"$what: no page index")
-            // The writer is unknown: BINARY / FIXED_LEN_BYTE_ARRAY decimal bounds are not trusted.
-            val unknownWriter = checkChunk(s"$what (writer unknown)", lm, rg, col, pair.sparkType, pair.options, null)
-            val desc = lm.descriptor(col)
-            val binaryDecimal = desc.getPrimitiveType.getLogicalTypeAnnotation != null &&
-              desc.getPrimitiveType.getLogicalTypeAnnotation.toString.startsWith("DECIMAL") &&
-              Set(PrimitiveTypeName.BINARY, PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY)(desc.getPrimitiveType.getPrimitiveTypeName)
-            if (binaryDecimal && out.stats.min != out.stats.max)
-              assert(unknownWriter.stats.min.isEmpty && unknownWriter.stats.max.isEmpty, s"$what: unknown writer's bounds")
-            else assert(unknownWriter.statsKey == out.statsKey, s"$what: the writer matters only for binary decimals")
           }
           // parquet-java's v1 writer has no dictionary for BOOLEAN nor FIXED_LEN_BYTE_ARRAY.
           val primitive = lm.descriptor(col).getPrimitiveType.getPrimitiveTypeName
@@ -94,11 +82,11 @@ class SparkValuesSuite extends AnyFunSuite {
         val t = if (name == "d") DateType else TimestampType
         val failing = SparkValues.forColumn(lm.descriptor(col), t, ColumnReadOptions(RebaseCheck.FailOnAncient)).get
         val corrected = SparkValues.forColumn(lm.descriptor(col), t, ColumnReadOptions()).get
-        val stats = lm.chunk(rg, col).getStatistics
+        val stats: org.apache.parquet.column.statistics.Statistics[_] = lm.chunk(rg, col).getStatistics
         val a = failing.statistics(stats, lm.rowCount(rg)).fold(w => fail(w), identity)
         val b = corrected.statistics(stats, lm.rowCount(rg)).fold(w => fail(w), identity)
         val limit: Long = if (name == "d") SparkRebase.lastSwitchJulianDay.toLong else SparkRebase.lastSwitchJulianTs
-        def ancient(x: Any) = (x match { case i: Int => i.toLong; case l: Long => l }) < limit
+        def ancient(x: Any) = (x match { case i: Int => i.toLong; case l: Long => l; case o => fail(s"$o") }) < limit
         if (ancient(b.min.get)) { ancientMins += 1; assert(a.min.isEmpty && !a.minExact, s"$name rg $rg: $a") }
         else assert(a.min == b.min)
         if (ancient(b.max.get)) assert(a.max.isEmpty) else assert(a.max == b.max)
@@ -112,24 +100,20 @@ class SparkValuesSuite extends AnyFunSuite {
 object SparkValuesSuite extends org.scalatest.Assertions {
 
   /** What [[checkChunk]] checked. */
-  final case class Checked(stats: ColumnStats, pagesChecked: Int, dictionaryChecked: Boolean, hasNaN: Boolean) {
-    /** The statistics with values that compare structurally. */
-    def statsKey: ColumnStats = stats.copy(min = stats.min.map(LogicalFiles.comparable), max = stats.max.map(LogicalFiles.comparable))
-  }
+  final case class Checked(stats: ColumnStats, pagesChecked: Int, dictionaryChecked: Boolean, hasNaN: Boolean)
 
   /** Reads chunk (`rg`, `col`) of `lm` as `t` with `options` and checks [[SparkValues]]' statistics,
     * page index and dictionary against the values read. */
-  def checkChunk(what: String, lm: LmFile, rg: Int, col: Int, t: DataType, options: ColumnReadOptions,
-      createdBy: String): Checked = {
+  def checkChunk(what: String, lm: LmFile, rg: Int, col: Int, t: DataType, options: ColumnReadOptions): Checked = {
     val chunk = lm.chunk(rg, col)
     val desc = lm.descriptor(col)
     val rows = lm.rowCount(rg)
     val values = LmReading.readAll(lm.reader(rg, col, t, options), t, rows.toInt, 4096).map(LogicalFiles.toCatalyst(t, _))
-    val sv = SparkValues.forColumn(desc, t, options, createdBy).getOrElse(fail(s"$what: no converter"))
+    val sv = SparkValues.forColumn(desc, t, options).getOrElse(fail(s"$what: no converter"))
     val ord = TypeUtils.getInterpretedOrdering(t)
     val floating = Set(PrimitiveTypeName.FLOAT, PrimitiveTypeName.DOUBLE)(desc.getPrimitiveType.getPrimitiveTypeName)
     val binaryLike = Set(PrimitiveTypeName.BINARY, PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY)(desc.getPrimitiveType.getPrimitiveTypeName)
-    val trusted = sv.boundsUnusable.isEmpty && (createdBy != null || !binaryLike || !isDecimal(desc))
+    val trusted = sv.boundsUnusable.isEmpty
 
     /** Bounds of `vs` (the rows of a chunk or page) as metadata gives them. */
     def checkBounds(where: String, vs: IndexedSeq[Any], s: ColumnStats, exactExpected: Boolean): Unit = {
@@ -205,9 +189,6 @@ object SparkValuesSuite extends org.scalatest.Assertions {
     }
     Checked(stats, pagesChecked, dictionaryChecked, values.exists(LogicalFiles.isNaN))
   }
-
-  private def isDecimal(d: ColumnDescriptor): Boolean =
-    d.getPrimitiveType.getLogicalTypeAnnotation.isInstanceOf[org.apache.parquet.schema.LogicalTypeAnnotation.DecimalLogicalTypeAnnotation]
 
   def show(v: Any): String = v match {
     case b: Array[Byte] => TestTypes.show(TestTypes.bytes(b))
