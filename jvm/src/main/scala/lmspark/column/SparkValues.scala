@@ -67,7 +67,6 @@ final class SparkValues private (
   val boundsUnusable: Option[String] =
     if (physical == PrimitiveTypeName.INT96) Some("INT96 values have no defined order")
     else if (primitive.columnOrder().getColumnOrderName == ColumnOrderName.UNDEFINED) Some("the column order is undefined")
-    else if (physical == PrimitiveTypeName.BOOLEAN && sparkType != BooleanType) Some(s"BOOLEAN read as $sparkType")
     else sparkType match {
       case st: StringType if st.collationId != StringType.collationId =>
         Some(s"${st.catalogString} may not order by bytes (only the default UTF8_BINARY collation does)")

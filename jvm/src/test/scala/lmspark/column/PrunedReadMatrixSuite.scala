@@ -5,6 +5,7 @@ import scala.collection.concurrent.TrieMap
 import scala.collection.mutable.ArrayBuffer
 import scala.util.Random
 
+import org.apache.parquet.hadoop.metadata.CompressionCodecName
 import org.apache.parquet.io.LocalInputFile
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
@@ -92,6 +93,38 @@ class PrunedReadMatrixSuite extends AnyFunSuite with BeforeAndAfterAll {
             } finally in.close()
           }
         }
+      } finally { v.close(); lm.close() }
+    }
+  }
+
+  test("appends across a dictionary fallback: a batch keeps the dictionary only if all its appended rows are dictionary rows") {
+    for (v2 <- Seq(false, true); name <- Seq("int32_req", "string_opt", "dec_flba16_req", "ts_millis_opt")) {
+      val config = FileConfig(CompressionCodecName.SNAPPY, v2, EncMode.Fallback)
+      val f = TestFiles.matrixFile(config)
+      val lm = new LmFile(f.path)
+      val col = f.columns.indexWhere(_.name == name)
+      val spec = f.columns(col).spec
+      val pages = pageLayouts.getOrElseUpdate(config, PageLayout.of(f.path))(0)(col)
+      val kinds = pages.flatMap(p => Seq.fill(p.rows)(p.dictionaryEncoded)).toIndexedSeq
+      val rows = lm.rowCount(0)
+      val v = new OnHeapColumnVector(64, spec.sparkType)
+      try {
+        // Runs of 5 selected and 3 skipped rows: every batch of 64 is ~13 appends.
+        val s = RowSelection.fromBooleans(Array.tabulate(rows.toInt)(i => i % 8 < 5)).toRuns
+        val selected = (0L until rows).filter(s.isSelected)
+        val batches = selected.grouped(64).toSeq
+        val mixed = batches.count(b => b.exists(p => kinds(p.toInt)) && b.exists(p => !kinds(p.toInt)))
+        val kept = batches.count(_.forall(p => kinds(p.toInt)))
+        assert(mixed > 0 && kept > 0, s"$name: $mixed mixed batches, $kept dictionary-only")
+        val expected = TestFiles.oracle(f)(col)(0).map(x => if (x == null) null else spec.toSpark(x))
+        val loc = PageIndexes.locations(PageIndexes.read(lm.in, lm.chunk(0, col), new ChunkContext("f", name, 0))
+          .toOption.get.offsetIndex.get, lm.chunk(0, col), rows).toOption.get
+        val all = (0 until loc.pages).toArray
+        val reader = ColumnReaderFactory.create(lm.descriptor(col), spec.sparkType,
+          PageSource.forPages(lm.in, lm.chunk(0, col), lm.descriptor(col), f.path.toString, false, loc, all, 0L), rows,
+          ColumnReadOptions())
+        readSelected(s"$config $name", reader, s, RowRanges.empty, 64, v, spec, expected, pages)
+        reader.close()
       } finally { v.close(); lm.close() }
     }
   }
