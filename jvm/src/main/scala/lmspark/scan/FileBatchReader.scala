@@ -83,6 +83,8 @@ final class FileBatchReader(
   private var readers: Array[ColumnReader] = Array.empty
   /** The page source of each reader, for page counts. */
   private var sources: Array[PageSource] = Array.empty
+  /** Whether the offset index gave the page count of each source's chunk. */
+  private var sourcePagesKnown: Array[Boolean] = Array.empty
   private var closed = false
 
   override def hasNext: Boolean = {
@@ -164,6 +166,7 @@ final class FileBatchReader(
     }
     guarded {
       sources = new Array[PageSource](presentColumns.length)
+      sourcePagesKnown = new Array[Boolean](presentColumns.length)
       readers = presentColumns.indices.toArray.map { k =>
         val i = presentColumns(k)
         val ColumnPlan.Present(descriptor, sparkType, options) = plan.columns(i): @unchecked
@@ -176,9 +179,10 @@ final class FileBatchReader(
               f.locations, f.kept, settings.maxCoalesceGap)
           case _ => PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
         }
-        fetch.foreach(f => metrics.pagesTotal += f.locations.pages)
+        metrics.pagesTotal += fetch.fold(0)(_.locations.pages)
         metrics.bytesRead += pages.bytesRead
         sources(k) = pages
+        sourcePagesKnown(k) = fetch.isDefined
         ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
           options.copy(preserveDictionary = settings.preserveDictionary))
       }
@@ -205,7 +209,11 @@ final class FileBatchReader(
   }
 
   private def closeReaders(): Unit = {
-    sources.foreach(s => metrics.pagesRead += s.dataPagesRead)
+    // A chunk without an offset index counts the data pages it read toward the total.
+    sources.indices.foreach { k =>
+      metrics.pagesRead += sources(k).dataPagesRead
+      if (!sourcePagesKnown(k)) metrics.pagesTotal += sources(k).dataPagesRead
+    }
     readers.foreach(_.close())
     readers = Array.empty
     sources = Array.empty
