@@ -8,8 +8,8 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 trait ColumnReader extends AutoCloseable {
 
   /** Decodes the next `n` rows into rows [0, n) of `vector` (which the caller has reset and sized
-    * to at least n): `read(n, vector, 0)`. */
-  final def read(n: Int, vector: WritableColumnVector): Unit = read(n, vector, 0)
+    * to at least n): a batch of one read, as `read(n, vector, 0)`. */
+  def read(n: Int, vector: WritableColumnVector): Unit
 
   /** Decodes the next `n` rows into rows `[rowId, rowId + n)` of `vector`, after rows
     * `[0, rowId)` that earlier calls of the same batch wrote (`rowId == 0` starts a batch on a
@@ -17,8 +17,10 @@ trait ColumnReader extends AutoCloseable {
     * putNulls. The vector may come back dictionary-encoded (`hasDictionary`, ids in
     * `getDictionaryIds`, values decoded by its getters) when every row of the batch so far is
     * dictionary-encoded; otherwise any dictionary it had is cleared (rows already written as ids
-    * are decoded into values first). */
-  def read(n: Int, vector: WritableColumnVector, rowId: Int): Unit
+    * are decoded into values first). Readers that cannot append support only `rowId == 0`. */
+  def read(n: Int, vector: WritableColumnVector, rowId: Int): Unit =
+    if (rowId == 0) read(n, vector)
+    else throw new UnsupportedOperationException(s"${getClass.getSimpleName} cannot append rows")
 
   /** Skips the next `n` rows without decoding values where it can (e.g. skipping whole pages by
     * their header's num_values / num_rows, skipping dictionary ids without lookups). Pages that

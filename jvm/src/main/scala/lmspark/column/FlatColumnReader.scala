@@ -62,6 +62,8 @@ final class FlatColumnReader(
 
   override def close(): Unit = pages.close()
 
+  override def read(n: Int, vector: WritableColumnVector): Unit = read(n, vector, 0)
+
   override def read(n: Int, vector: WritableColumnVector, rowId: Int): Unit = {
     if (n < 0) throw new IllegalArgumentException(s"negative row count $n")
     if (rowId < 0) throw new IllegalArgumentException(s"negative row id $rowId")

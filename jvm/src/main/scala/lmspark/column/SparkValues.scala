@@ -2,7 +2,6 @@ package lmspark.column
 
 import scala.util.control.NonFatal
 
-import org.apache.parquet.{SemanticVersion, VersionParser}
 import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.column.statistics.Statistics
 import org.apache.parquet.column.values.bloomfilter.BloomFilter
@@ -10,7 +9,6 @@ import org.apache.parquet.format.Encoding
 import org.apache.parquet.internal.column.columnindex.ColumnIndex
 import org.apache.parquet.io.api.Binary
 import org.apache.parquet.schema.ColumnOrder.ColumnOrderName
-import org.apache.parquet.schema.LogicalTypeAnnotation.DecimalLogicalTypeAnnotation
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
@@ -31,12 +29,11 @@ import lmspark.selection.PageLocations
   *
   * Everything is checked before it is returned; what is not trustworthy is dropped:
   *  - bounds never come from INT96 columns or columns whose column order is undefined (no order),
-  *    from strings under a collation other than the default UTF8_BINARY, from a NaN bound (then the null count
-  *    is still used), or from BINARY / FIXED_LEN_BYTE_ARRAY decimals whose chunk statistics may
-  *    come from the deprecated signed-byte `min` / `max` fields (writers before parquet-mr 1.10,
-  *    see [[SparkValues.writesTypedMinMax]]) unless min == max; parquet-java already drops the
-  *    deprecated fields of every type whose order is not signed (strings, unsigned integers) and
-  *    the statistics of binary columns written with PARQUET-251;
+  *    from strings under a collation other than the default UTF8_BINARY, or from a NaN bound (then
+  *    the null count is still used). Old writers' statistics in the deprecated `min` / `max` fields
+  *    (a signed byte-wise order for binaries) are already dropped by parquet-java's footer
+  *    conversion for every type whose order is not signed (strings, binaries, unsigned integers,
+  *    decimals), unless min == max, and for binary columns of PARQUET-251 writers;
   *  - bounds of a truncating read (INT32 read as byte / short) are used only when both lie in the
   *    target range (the conversion is then the identity on every value between them);
   *  - statistics or a page index that contradict themselves (min > max in Spark's ordering, a null
@@ -54,8 +51,7 @@ final class SparkValues private (
     descriptor: ColumnDescriptor,
     val sparkType: DataType,
     options: ColumnReadOptions,
-    writer: VectorWriter,
-    createdBy: String) {
+    writer: VectorWriter) {
   import SparkValues._
 
   private[this] val primitive = descriptor.getPrimitiveType
@@ -65,15 +61,12 @@ final class SparkValues private (
   private[this] val floating = physical == PrimitiveTypeName.FLOAT || physical == PrimitiveTypeName.DOUBLE
   private[this] val binaryLike =
     physical == PrimitiveTypeName.BINARY || physical == PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY
-  private[this] val binaryDecimal =
-    binaryLike && primitive.getLogicalTypeAnnotation.isInstanceOf[DecimalLogicalTypeAnnotation]
   private[this] val ordering: Ordering[Any] = TypeUtils.getInterpretedOrdering(sparkType)
 
   /** Why no bound of this column is ever used, if so. */
   val boundsUnusable: Option[String] =
     if (physical == PrimitiveTypeName.INT96) Some("INT96 values have no defined order")
     else if (primitive.columnOrder().getColumnOrderName == ColumnOrderName.UNDEFINED) Some("the column order is undefined")
-    else if (physical == PrimitiveTypeName.BOOLEAN && sparkType != BooleanType) Some(s"BOOLEAN read as $sparkType")
     else sparkType match {
       case st: StringType if st.collationId != StringType.collationId =>
         Some(s"${st.catalogString} may not order by bytes (only the default UTF8_BINARY collation does)")
@@ -103,10 +96,7 @@ final class SparkValues private (
     }
     if (rowCount == 0 || nulls.contains(rowCount))
       return Left(s"bounds for a chunk of $rowCount rows whose null count is ${nulls.getOrElse("unknown")}")
-    val minBytes = stats.getMinBytes
-    val maxBytes = stats.getMaxBytes
-    val trusted = !binaryDecimal || writesTypedMinMax(createdBy) || java.util.Arrays.equals(minBytes, maxBytes)
-    val (min, max) = if (trusted) bounds(minBytes, maxBytes) else (None, None)
+    val (min, max) = bounds(stats.getMinBytes, stats.getMaxBytes)
     if (min.isDefined && max.isDefined && ordering.gt(min.get, max.get))
       return Left(s"min ${show(min.get)} > max ${show(max.get)}")
     val exact = !binaryLike
@@ -295,33 +285,10 @@ final class SparkValues private (
 object SparkValues {
 
   /** Converter for a column lmspark reads (None when [[ColumnReaderFactory]] pairs no writer with
-    * it). The writer of the file is unknown, so BINARY / FIXED_LEN_BYTE_ARRAY decimal chunk bounds
-    * are not used (see the other overload). */
+    * it). */
   def forColumn(descriptor: ColumnDescriptor, sparkType: DataType, options: ColumnReadOptions): Option[SparkValues] =
-    forColumn(descriptor, sparkType, options, null)
-
-  /** The same, with the file's `created_by` (the footer's `FileMetaData.getCreatedBy`, may be null),
-    * which decides whether BINARY / FIXED_LEN_BYTE_ARRAY decimal chunk bounds are trusted. */
-  def forColumn(descriptor: ColumnDescriptor, sparkType: DataType, options: ColumnReadOptions,
-      createdBy: String): Option[SparkValues] =
     ColumnReaderFactory.writerFor(descriptor, sparkType, options).toOption
-      .map(w => new SparkValues(descriptor, sparkType, options, w, createdBy))
-
-  private val TypedMinMaxSince = new SemanticVersion(1, 10, 0)
-
-  /** Whether the writer `createdBy` is known to store binary statistics in the typed
-    * `min_value` / `max_value` fields (read in preference to the deprecated `min` / `max`, which
-    * older writers filled with a signed byte-wise order that is wrong for two's complement
-    * decimals): parquet-mr 1.10.0 and later, and parquet-cpp-arrow. Unknown writers: false. */
-  def writesTypedMinMax(createdBy: String): Boolean =
-    createdBy != null && (try {
-      val v = VersionParser.parse(createdBy)
-      v.application match {
-        case "parquet-mr" => v.version != null && SemanticVersion.parse(v.version).compareTo(TypedMinMaxSince) >= 0
-        case "parquet-cpp-arrow" => true
-        case _ => false
-      }
-    } catch { case NonFatal(_) => false })
+      .map(w => new SparkValues(descriptor, sparkType, options, w))
 
   private def bytesOf(b: java.nio.ByteBuffer): Array[Byte] =
     if (b == null) null

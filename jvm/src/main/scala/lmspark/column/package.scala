@@ -4,7 +4,8 @@ package lmspark
   *
   * Owns the pairing of Parquet physical/logical types with Spark types (all of it in
   * [[ColumnReaderFactory]]), definition levels, dictionary pages (including chunks that fall back
-  * from dictionary to plain pages mid-chunk), data pages v1 and v2, and row-level skipping.
+  * from dictionary to plain pages mid-chunk), data pages v1 and v2, row-level skipping, batches
+  * assembled by appending reads, and pages removed by page pruning (skipped whole).
   *
   * Files:
   *  - `ColumnReader.scala`: the public reader trait, [[ColumnReadOptions]] and [[RebaseCheck]].
@@ -18,5 +19,9 @@ package lmspark
   *  - `SparkRebase.scala`: the only calls into Spark-private datetime helpers (rebase, INT96, time zones).
   *  - `SparkDictionary.scala`: a chunk's dictionary as Spark vector dictionary entries (lazy decoding).
   *  - `DictionaryPreservation.scala`: which batches stay dictionary-encoded, and undoing it mid-batch.
+  *  - `SparkValues.scala`: a column's metadata (statistics, page index bounds, dictionary entries,
+  *    bloom filter probes) as Catalyst values, converted through the column's own writer and checked.
+  *  - `ChunkDictionary.scala`: a chunk's dictionary page read on its own, and whether every data
+  *    page is dictionary-encoded (dictionary pruning).
   */
 package object column

@@ -71,6 +71,12 @@ final class PageSource private (
   /** Decompressed bytes produced so far. */
   def bytesDecompressed: Long = decompressedBytes
 
+  /** A fresh source over the same bytes, from the chunk's first page, sharing nothing mutable with
+    * this one: the chunk is walked again without reading the file again (`bytesRead` is 0). */
+  def reopen(): PageSource =
+    new PageSource(bytes, base, limit, context, codec, decompressor, 0L, verifyChecksums, maxUncompressedPageSize,
+      chunkFileOffset, layout)
+
   /** Parses the next page header, passing over index pages. False at the end of the chunk. For a
     * source of some pages only, the next page may be a pruned one (no header is parsed). */
   def nextPage(): Boolean = {

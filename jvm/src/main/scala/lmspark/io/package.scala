@@ -9,6 +9,8 @@ package lmspark
   *  - `ChunkContext.scala`: file path / column path / row group of a chunk, for error messages.
   *  - `Decompressors.scala`: the one codec dispatch (SNAPPY, GZIP, ZSTD, LZ4, LZ4_RAW, BROTLI).
   *  - `Page.scala`: the decompressed page model (dictionary page, data page v1 and v2).
-  *  - `PageSource.scala`: the page iterator over one chunk (header peek, CRC check, read, skip).
+  *  - `PageSource.scala`: the page iterator over one chunk (header peek, CRC check, read, skip), or
+  *    over only some of its pages (`forPages`: byte ranges of the kept pages, coalesced; pruned
+  *    pages yielded with their offset-index row count, to be skipped).
   */
 package object io

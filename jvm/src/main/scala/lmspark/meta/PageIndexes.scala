@@ -85,10 +85,26 @@ object PageIndexes {
     }
   }
 
+  /** Whether `chunk` is one of those whose writer left `dictionary_page_offset` unset and pointed
+    * `data_page_offset` at the dictionary page (parquet-mr 1.12 snapshots did, e.g. the corpus'
+    * alltypes_tiny_pages.parquet): the chunk announces dictionary pages, starts at its "first data
+    * page", and the offset index's first page (at `first`) lies after it. The bytes in between are
+    * then read as the dictionary region, and [[lmspark.io.PageSource.forPages]] fails loudly if
+    * they hold a data page. */
+  private def dictionaryAtDataPageOffset(chunk: ColumnChunkMetaData, first: Long): Boolean = {
+    val dictionaryOffset = chunk.getDictionaryPageOffset
+    (dictionaryOffset <= 0 || dictionaryOffset >= chunk.getFirstDataPageOffset) &&
+      chunk.getStartingPos == chunk.getFirstDataPageOffset && first > chunk.getFirstDataPageOffset &&
+      chunk.hasDictionaryPage
+  }
+
   /** The offset index as [[PageLocations]] when it is consistent with the chunk (first row 0, rows
-    * and offsets increasing, pages contiguous and inside the chunk's byte range, first page at the
-    * chunk's first data page offset); otherwise why it is not. */
+    * and offsets increasing, pages contiguous and inside the chunk's byte range, the last one ending
+    * at the chunk's end, the first one at the chunk's first data page offset, or after it when that
+    * offset is where the dictionary page is, see `dictionaryAtDataPageOffset`); otherwise why it is
+    * not. */
   def locations(oi: OffsetIndex, chunk: ColumnChunkMetaData, rowCount: Long): Either[String, PageLocations] = {
+    if (oi == null) return Left("no offset index")
     val n =
       try oi.getPageCount
       catch { case NonFatal(e) => return Left(s"unreadable offset index: $e") }
@@ -109,11 +125,11 @@ object PageIndexes {
     val chunkStart = chunk.getStartingPos
     val chunkEnd = chunkStart + chunk.getTotalSize
     if (n > 0) {
-      if (pages.byteOffset(0) != chunk.getFirstDataPageOffset)
-        return Left(s"the first page is at byte ${pages.byteOffset(0)}, the chunk's first data page at " +
-          s"${chunk.getFirstDataPageOffset}")
-      if (pages.byteOffset(0) < chunkStart)
-        return Left(s"the first page at byte ${pages.byteOffset(0)} precedes the chunk start $chunkStart")
+      val first = pages.byteOffset(0)
+      if (first < chunkStart || first >= chunkEnd)
+        return Left(s"the first page at byte $first lies outside the chunk [$chunkStart, $chunkEnd)")
+      if (first != chunk.getFirstDataPageOffset && !dictionaryAtDataPageOffset(chunk, first))
+        return Left(s"the first page is at byte $first, the chunk's first data page at ${chunk.getFirstDataPageOffset}")
       i = 1
       while (i < n) {
         if (pages.byteOffset(i) != pages.byteEnd(i - 1))

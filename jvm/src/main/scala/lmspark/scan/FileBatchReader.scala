@@ -74,6 +74,8 @@ final class FileBatchReader(
     else new RowGroupPruner(file, plan, settings.predicate, settings, metrics)
 
   private lazy val refiner = new SelectionRefiner(file, plan, settings, metrics)
+  /** Page sources the refiner already fetched for the current row group, by requested column. */
+  private var refetch: Map[Int, PageSource] = Map.empty
 
   private var nextBlock = 0
   /** Rows the current row group still yields (selected rows when `cursor` is set). */
@@ -83,6 +85,8 @@ final class FileBatchReader(
   private var readers: Array[ColumnReader] = Array.empty
   /** The page source of each reader, for page counts. */
   private var sources: Array[PageSource] = Array.empty
+  /** Whether the offset index gave the page count of each source's chunk. */
+  private var sourcePagesKnown: Array[Boolean] = Array.empty
   private var closed = false
 
   override def hasNext: Boolean = {
@@ -141,6 +145,7 @@ final class FileBatchReader(
     nextBlock += 1
     metrics.rowGroupsTotal += 1
     if (block.getRowCount == 0) return
+    refetch = Map.empty
     val decision: RowGroupDecision = guarded {
       if (pruner == null) RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, block.getRowCount, plan.columns.length))
       else pruner.decide(block, blockIndex)
@@ -156,29 +161,33 @@ final class FileBatchReader(
         }
         return
       case RowGroupDecision.Read(p) if p.selection.isDefined && p.residual != Predicate.True =>
-        val exact = guarded { refiner.refine(block, p) }
+        val (exact, fetched) = guarded { refiner.refine(block, p) }
         if (exact.selectedCount == 0) { metrics.prunedByPredicateColumns += 1; return }
+        refetch = fetched
         p.copy(selection = Some(exact), fetches = p.fetches.map(_.map(f =>
           ColumnFetch(f.locations, ScanRanges.selectedPages(exact, f.locations)))))
       case RowGroupDecision.Read(p) => p
     }
     guarded {
       sources = new Array[PageSource](presentColumns.length)
+      sourcePagesKnown = new Array[Boolean](presentColumns.length)
       readers = presentColumns.indices.toArray.map { k =>
         val i = presentColumns(k)
         val ColumnPlan.Present(descriptor, sparkType, options) = plan.columns(i): @unchecked
         val chunk = FileReadPlan.chunkOf(block, descriptor)
         val fetch = rowGroup.fetches(i)
+        metrics.pagesPruned += fetch.fold(0)(_.pruned)
         val pages = fetch match {
+          case _ if refetch.contains(i) => refetch(i).reopen()
           case Some(f) if f.pruned > 0 =>
-            metrics.pagesPruned += f.pruned
             PageSource.forPages(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums,
               f.locations, f.kept, settings.maxCoalesceGap)
           case _ => PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
         }
-        fetch.foreach(f => metrics.pagesTotal += f.locations.pages)
+        metrics.pagesTotal += fetch.fold(0)(_.locations.pages)
         metrics.bytesRead += pages.bytesRead
         sources(k) = pages
+        sourcePagesKnown(k) = fetch.isDefined
         ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
           options.copy(preserveDictionary = settings.preserveDictionary))
       }
@@ -205,7 +214,11 @@ final class FileBatchReader(
   }
 
   private def closeReaders(): Unit = {
-    sources.foreach(s => metrics.pagesRead += s.dataPagesRead)
+    // A chunk without an offset index counts the data pages it read toward the total.
+    sources.indices.foreach { k =>
+      metrics.pagesRead += sources(k).dataPagesRead
+      if (!sourcePagesKnown(k)) metrics.pagesTotal += sources(k).dataPagesRead
+    }
     readers.foreach(_.close())
     readers = Array.empty
     sources = Array.empty

@@ -162,9 +162,10 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     val sv = sparkValues(col).orNull
     if (sv == null) return false
     val desc = plan.columns(col).asInstanceOf[ColumnPlan.Present].descriptor
-    val dict = ChunkDictionary.read(file.stream, c, desc, filePath, settings.verifyChecksums).orNull
+    val (read, bytes) = ChunkDictionary.readCounted(file.stream, c, desc, filePath, settings.verifyChecksums)
+    metrics.bytesRead += bytes
+    val dict = read.orNull
     if (dict == null) return false
-    metrics.bytesRead += c.getFirstDataPageOffset - c.getStartingPos
     sv.dictionary(dict) match {
       case Some(entries) =>
         val mayBeNull = !stats.exists(_.nullCount.contains(0L))
@@ -187,11 +188,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
       case Some(Right(bloom)) =>
         // A bloom filter must contain every value of its chunk, so it must contain the chunk's exact
         // min and max; one that denies them is wrong and is not used.
-        val denies = stats.exists { s =>
-          (s.minExact && s.min.exists(sv.absentByBloom(bloom, _))) ||
-            (s.maxExact && s.max.exists(sv.absentByBloom(bloom, _)))
-        }
-        if (denies) { metrics.bloomFiltersIgnored += 1; None }
+        if (stats.exists(sv.bloomDeniesBounds(bloom, _))) { metrics.bloomFiltersIgnored += 1; None }
         else Some(Guarantees.withAbsentValues(residual, col, sv.absentByBloom(bloom, _)))
     }
   }
@@ -210,6 +207,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
       PageIndexes.read(file.stream, c, context(block, col, blockIndex)) match {
         case Left(_) => metrics.pageIndexesIgnored += 1
         case Right(raw) =>
+          if (withColumnIndex && raw.columnIndexProblem.isDefined) metrics.pageIndexesIgnored += 1
           raw.offsetIndex.foreach { oi =>
             PageIndexes.locations(oi, c, rowCount) match {
               case Left(_) => metrics.pageIndexesIgnored += 1

@@ -17,12 +17,14 @@ import lmspark.selection.{RowSelection, SelectionCursor, SelectionStrategy}
   * chosen from the exact selection, so a page is fetched only when it holds a passing row.
   *
   * Invariants: the result selects a subset of `selection`'s rows, and exactly the rows of that set
-  * where the residual is TRUE; nothing here is kept after [[refine]] returns (predicate values are
-  * decoded again for the output: issue 7's predicate cache is where they would be kept). */
+  * where the residual is TRUE. The predicate columns' fetched pages are handed back, so the output
+  * walk reopens them instead of reading the file again; their values are decoded again (a predicate
+  * cache would keep them). */
 final class SelectionRefiner(file: OpenFile, plan: FileReadPlan, settings: ScanSettings, metrics: ScanMetrics) {
 
-  /** `rowGroup`'s selection narrowed by its residual (counts the pages and bytes it reads). */
-  def refine(block: BlockMetaData, rowGroup: RowGroupPlan): RowSelection = {
+  /** `rowGroup`'s selection narrowed by its residual, and the page source of each present predicate
+    * column by requested-column index (counts the pages and bytes it reads). */
+  def refine(block: BlockMetaData, rowGroup: RowGroupPlan): (RowSelection, Map[Int, PageSource]) = {
     val selection = rowGroup.selection.get
     val rowCount = rowGroup.rowCount
     val columns = Guarantees.columns(rowGroup.residual).toArray.sorted
@@ -97,7 +99,8 @@ final class SelectionRefiner(file: OpenFile, plan: FileReadPlan, settings: ScanS
       sources.foreach { s =>
         if (s != null) { metrics.predicatePagesDecoded += s.dataPagesRead; metrics.bytesRead += s.bytesRead }
       }
-      RowSelection.fromMask(words, rowCount)
+      val fetched = columns.indices.collect { case k if sources(k) != null => columns(k) -> sources(k) }.toMap
+      (RowSelection.fromMask(words, rowCount), fetched)
     } finally {
       readers.foreach(r => if (r != null) r.close())
       vectors.foreach(v => if (v != null) v.close())
