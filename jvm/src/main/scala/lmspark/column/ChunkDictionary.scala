@@ -25,14 +25,21 @@ object ChunkDictionary {
 
   /** True only when the chunk's metadata proves that every data page is dictionary-encoded, as
     * parquet-java's `DictionaryFilter` decides: with encoding statistics, no data page encoding
-    * other than one dictionary encoding; without them, PLAIN_DICTIONARY among the encodings and
+    * other than one dictionary encoding, and (beyond parquet-java) no encoding in the chunk's
+    * encodings list that the statistics do not account for; without them, PLAIN_DICTIONARY among the encodings and
     * nothing else but level encodings (RLE_DICTIONARY alone cannot rule out a fallback). */
   def allPagesDictionaryEncoded(chunk: ColumnChunkMetaData): Boolean = {
     if (!chunk.hasDictionaryPage) return false
     val stats = chunk.getEncodingStats
     if (stats != null) {
       val data = stats.getDataEncodings.asScala.toSet
-      data.size == 1 && (data.contains(Encoding.RLE_DICTIONARY) || data.contains(Encoding.PLAIN_DICTIONARY))
+      // The chunk's encodings list is written apart from the statistics; an encoding it names that
+      // the statistics account for neither as a data nor as a dictionary encoding (nor is a level
+      // encoding) means the statistics hide pages, so they are not trusted.
+      val unaccounted = chunk.getEncodings.asScala.toSet -- data -- stats.getDictionaryEncodings.asScala -
+        Encoding.RLE - Encoding.BIT_PACKED
+      data.size == 1 && (data.contains(Encoding.RLE_DICTIONARY) || data.contains(Encoding.PLAIN_DICTIONARY)) &&
+        unaccounted.isEmpty
     } else {
       val encodings = chunk.getEncodings.asScala.toSet
       encodings.contains(Encoding.PLAIN_DICTIONARY) &&
