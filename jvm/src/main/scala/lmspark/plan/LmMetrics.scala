@@ -49,7 +49,7 @@ object LmMetrics {
     ConjunctsRemoved -> SQLMetrics.createMetric(sc, "conjuncts removed by guarantees"),
     PagesTotal -> SQLMetrics.createMetric(sc, "data pages in read row groups"),
     PagesPruned -> SQLMetrics.createMetric(sc, "data pages pruned by page index"),
-    PagesRead -> SQLMetrics.createMetric(sc, "data pages read"),
+    PagesRead -> SQLMetrics.createMetric(sc, "data pages read for the output"),
     PageIndexesIgnored -> SQLMetrics.createMetric(sc, "page indexes ignored as inconsistent"),
     StatisticsIgnored -> SQLMetrics.createMetric(sc, "chunk statistics ignored as unreliable"),
     BloomFiltersIgnored -> SQLMetrics.createMetric(sc, "bloom filters ignored as unusable"))

@@ -192,6 +192,7 @@ final class FileBatchReader(
           options.copy(preserveDictionary = settings.preserveDictionary))
       }
     }
+    refetch = Map.empty
     rowGroup.selection match {
       case Some(selection) =>
         cursor = new SelectionCursor(selection, SelectionStrategy.Selectors, capacity)
