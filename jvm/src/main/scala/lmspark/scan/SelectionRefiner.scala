@@ -61,6 +61,12 @@ final class SelectionRefiner(file: OpenFile, plan: FileReadPlan, settings: ScanS
       val batch = new ColumnarBatch(vectors.map(v => v: ColumnVector))
       val types = columns.map(c => settings.requiredSchema(c).dataType)
       val eval = Evaluator.compile(rowGroup.residual)
+      // One accessor for all rows (no closure per row): column index -> value of the current row.
+      var current: org.apache.spark.sql.catalyst.InternalRow = null
+      val valueOf: Int => Any = { c =>
+        val o = ordinal(c)
+        if (current.isNullAt(o)) null else current.get(o, types(o))
+      }
       val words = new Array[Long](((rowCount + 63) >>> 6).toInt)
       val rowOf = new Array[Long](capacity) // row-group row of each batch row
       val cursor = new SelectionCursor(selection, SelectionStrategy.Selectors, capacity)
@@ -88,8 +94,8 @@ final class SelectionRefiner(file: OpenFile, plan: FileReadPlan, settings: ScanS
         }
         var i = 0
         while (i < out) {
-          val row = batch.getRow(i)
-          if (eval { c => val o = ordinal(c); if (row.isNullAt(o)) null else row.get(o, types(o)) } == Kleene.T) {
+          current = batch.getRow(i)
+          if (eval(valueOf) == Kleene.T) {
             val at = rowOf(i)
             words((at >>> 6).toInt) |= 1L << (at & 63)
           }
