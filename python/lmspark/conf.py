@@ -48,6 +48,38 @@ PRUNING_GUARANTEES_ENABLED = "spark.lmspark.pruning.guarantees.enabled"
 #: Default: true.
 PAGE_INDEX_ENABLED = "spark.lmspark.pageIndex.enabled"
 
+#: Late materialization: in each row group, decode the filtered columns first (cheap, selective ones first, the order learnt from earlier row groups), narrow the row selection after each one, then decode the other columns only for the rows that pass, fetching only the pages that hold one. When false, row groups are read whole (within the page-index selection) and Spark's Filter does the rest.
+#: Default: true.
+LATE_MATERIALIZATION_ENABLED = "spark.lmspark.lateMaterialization.enabled"
+
+#: Evaluate filters on dictionary-encoded batches once per dictionary entry, then test each row's id against the resulting bitmap, instead of comparing every row's value.
+#: Default: true.
+DICTIONARY_PREDICATES_ENABLED = "spark.lmspark.dictionaryPredicates.enabled"
+
+#: Per task, the most bytes of decoded filter-column values kept so that the output reuses them instead of decoding those columns again. Values beyond it are evicted (the column is decoded again for the output); 0 disables the cache.
+#: Default: 67108864.
+PREDICATE_CACHE_MAX_BYTES = "spark.lmspark.predicateCache.maxBytes"
+
+#: Decode-whole rule, dense case: a row group is read whole (no filter-first pass; Spark's Filter filters) when the fraction of its rows expected to pass the filters, learnt from the earlier row groups of the task, is at least this. 1 never reads whole for density.
+#: Default: 0.5.
+LATE_MATERIALIZATION_DENSE_FRACTION = "spark.lmspark.lateMaterialization.denseFraction"
+
+#: Decode-whole rule, scattered case: a row group is also read whole when at most spark.lmspark.lateMaterialization.narrowColumns columns are projected without being filtered, the expected fraction of passing rows is at least this, and passing rows were scattered (mean run shorter than spark.lmspark.selection.threshold rows) in the earlier row groups. 1 disables the case.
+#: Default: 0.05.
+LATE_MATERIALIZATION_SCATTERED_FRACTION = "spark.lmspark.lateMaterialization.scatteredFraction"
+
+#: Decode-whole rule, scattered case: the most columns projected without being filtered for a projection to count as narrow.
+#: Default: 1.
+LATE_MATERIALIZATION_NARROW_COLUMNS = "spark.lmspark.lateMaterialization.narrowColumns"
+
+#: Of the row groups the decode-whole rule reads whole, every n-th is still read filter-first, so that the expected selectivity keeps being measured; 0 never does.
+#: Default: 8.
+LATE_MATERIALIZATION_EXPLORE_EVERY = "spark.lmspark.lateMaterialization.exploreEvery"
+
+#: What lmspark's scan produces: `columnar` (ColumnarBatches, dictionary-encoded vectors kept), `row` (UnsafeRows written straight from the decoded vectors) or `auto` (batches when the consuming operator takes columnar input, as Spark decides for its own scan, rows otherwise, e.g. for schemas wider than spark.sql.codegen.maxFields).
+#: Default: auto.
+OUTPUT = "spark.lmspark.output"
+
 #: Every flag and its default, as strings.
 DEFAULTS = {
     "spark.lmspark.enabled": "true",
@@ -62,4 +94,12 @@ DEFAULTS = {
     "spark.lmspark.pruning.bloomFilter.enabled": "true",
     "spark.lmspark.pruning.guarantees.enabled": "true",
     "spark.lmspark.pageIndex.enabled": "true",
+    "spark.lmspark.lateMaterialization.enabled": "true",
+    "spark.lmspark.dictionaryPredicates.enabled": "true",
+    "spark.lmspark.predicateCache.maxBytes": "67108864",
+    "spark.lmspark.lateMaterialization.denseFraction": "0.5",
+    "spark.lmspark.lateMaterialization.scatteredFraction": "0.05",
+    "spark.lmspark.lateMaterialization.narrowColumns": "1",
+    "spark.lmspark.lateMaterialization.exploreEvery": "8",
+    "spark.lmspark.output": "auto",
 }

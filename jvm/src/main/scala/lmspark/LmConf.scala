@@ -51,6 +51,21 @@ object LmConf {
       v
     }))
 
+  /** A fraction in [0, 1]. */
+  private def fraction(key: String, default: Double, category: String, doc: String): Entry[Double] =
+    register(Entry(key, default, doc, category)(s => {
+      val v = try s.toDouble catch { case _: NumberFormatException => throw new IllegalArgumentException("expected a number") }
+      if (!(v >= 0.0 && v <= 1.0)) throw new IllegalArgumentException("must be between 0 and 1")
+      v
+    }))
+
+  private def long(key: String, default: Long, category: String, doc: String, min: Long): Entry[Long] =
+    register(Entry(key, default, doc, category)(s => {
+      val v = try s.toLong catch { case _: NumberFormatException => throw new IllegalArgumentException("expected an integer") }
+      if (v < min) throw new IllegalArgumentException(s"must be at least $min")
+      v
+    }))
+
   /** A string that must be one of `choices` (case-insensitive); the value is kept in lower case. */
   private def choice(key: String, default: String, category: String, doc: String, choices: Seq[String]): Entry[String] =
     register(Entry(key, default, doc, category)(s => {
@@ -114,6 +129,47 @@ object LmConf {
     "Use checked column / offset indexes to select the rows of a row group that may pass the filters; " +
       "pages holding no such row are neither read nor decompressed in any projected column. An index that " +
       "is inconsistent is ignored for its chunk.")
+
+  val LATE_MATERIALIZATION: Entry[Boolean] = bool("spark.lmspark.lateMaterialization.enabled", default = true, "pipeline",
+    "Late materialization: in each row group, decode the filtered columns first (cheap, selective ones " +
+      "first, the order learnt from earlier row groups), narrow the row selection after each one, then " +
+      "decode the other columns only for the rows that pass, fetching only the pages that hold one. When " +
+      "false, row groups are read whole (within the page-index selection) and Spark's Filter does the rest.")
+
+  val DICTIONARY_PREDICATES: Entry[Boolean] = bool("spark.lmspark.dictionaryPredicates.enabled", default = true, "pipeline",
+    "Evaluate filters on dictionary-encoded batches once per dictionary entry, then test each row's id " +
+      "against the resulting bitmap, instead of comparing every row's value.")
+
+  val PREDICATE_CACHE_MAX_BYTES: Entry[Long] = long("spark.lmspark.predicateCache.maxBytes", default = 64L << 20, "pipeline",
+    "Per task, the most bytes of decoded filter-column values kept so that the output reuses them instead of " +
+      "decoding those columns again. Values beyond it are evicted (the column is decoded again for the " +
+      "output); 0 disables the cache.", min = 0L)
+
+  val LM_DENSE_FRACTION: Entry[Double] = fraction("spark.lmspark.lateMaterialization.denseFraction", default = 0.5, "pipeline",
+    "Decode-whole rule, dense case: a row group is read whole (no filter-first pass; Spark's Filter " +
+      "filters) when the fraction of its rows expected to pass the filters, learnt from the earlier row " +
+      "groups of the task, is at least this. 1 never reads whole for density.")
+
+  val LM_SCATTERED_FRACTION: Entry[Double] = fraction("spark.lmspark.lateMaterialization.scatteredFraction", default = 0.05, "pipeline",
+    "Decode-whole rule, scattered case: a row group is also read whole when at most " +
+      "spark.lmspark.lateMaterialization.narrowColumns columns are projected without being filtered, the " +
+      "expected fraction of passing rows is at least this, and passing rows were scattered (mean run " +
+      "shorter than spark.lmspark.selection.threshold rows) in the earlier row groups. 1 disables the case.")
+
+  val LM_NARROW_COLUMNS: Entry[Int] = int("spark.lmspark.lateMaterialization.narrowColumns", default = 1, "pipeline",
+    "Decode-whole rule, scattered case: the most columns projected without being filtered for a " +
+      "projection to count as narrow.", min = 0)
+
+  val LM_EXPLORE_EVERY: Entry[Int] = int("spark.lmspark.lateMaterialization.exploreEvery", default = 8, "pipeline",
+    "Of the row groups the decode-whole rule reads whole, every n-th is still read filter-first, so that the " +
+      "expected selectivity keeps being measured; 0 never does.", min = 0)
+
+  val OUTPUT: Entry[String] = choice("spark.lmspark.output", default = "auto", "scan",
+    "What lmspark's scan produces: `columnar` (ColumnarBatches, dictionary-encoded vectors kept), `row` " +
+      "(UnsafeRows written straight from the decoded vectors) or `auto` (batches when the consuming " +
+      "operator takes columnar input, as Spark decides for its own scan, rows otherwise, e.g. for schemas " +
+      "wider than spark.sql.codegen.maxFields).",
+    choices = Seq("auto", "columnar", "row"))
 
   /** All entries, in declaration order. */
   def entries: Seq[Entry[_]] = all.toSeq

@@ -30,8 +30,21 @@ object LmMetrics {
   val PageIndexesIgnored = "pageIndexesIgnored"
   val StatisticsIgnored = "statisticsIgnored"
   val BloomFiltersIgnored = "bloomFiltersIgnored"
+  val RowsScanned = "lmRowsScanned"
+  val RowsMaterialized = "lmRowsMaterialized"
+  val ValuesDecoded = "lmValuesDecoded"
+  val DecodeTime = "lmDecodeTime"
+  val PredicateTime = "lmPredicateTime"
+  val CacheHits = "predicateCacheHits"
+  val CacheEvictions = "predicateCacheEvictions"
+  val RowGroupsLate = "rowGroupsFilteredFirst"
+  val RowGroupsWhole = "rowGroupsDecodedWhole"
+  /** Prefix of the per-column "rows passing the filter on <column>" metrics. */
+  val RowsPassingPrefix = "lmRowsPassing:"
 
-  def create(sc: SparkContext): Map[String, SQLMetric] = Map(
+  /** The scan's metrics; `filteredColumns` are the names of the columns lmspark filters on (one
+    * "rows passing" metric each). */
+  def create(sc: SparkContext, filteredColumns: Seq[String] = Nil): Map[String, SQLMetric] = Map(
     NumOutputRows -> SQLMetrics.createMetric(sc, "number of output rows"),
     FilesRead -> SQLMetrics.createMetric(sc, "files read by lmspark"),
     FilesFallback -> SQLMetrics.createMetric(sc, "files handed to Spark's reader"),
@@ -52,9 +65,26 @@ object LmMetrics {
     PagesRead -> SQLMetrics.createMetric(sc, "data pages read for the output"),
     PageIndexesIgnored -> SQLMetrics.createMetric(sc, "page indexes ignored as inconsistent"),
     StatisticsIgnored -> SQLMetrics.createMetric(sc, "chunk statistics ignored as unreliable"),
-    BloomFiltersIgnored -> SQLMetrics.createMetric(sc, "bloom filters ignored as unusable"))
+    BloomFiltersIgnored -> SQLMetrics.createMetric(sc, "bloom filters ignored as unusable"),
+    RowsScanned -> SQLMetrics.createMetric(sc, "rows entering the filter-first pass"),
+    RowsMaterialized -> SQLMetrics.createMetric(sc, "rows decoded for output-only columns"),
+    ValuesDecoded -> SQLMetrics.createMetric(sc, "column values decoded (all columns)"),
+    DecodeTime -> SQLMetrics.createNanoTimingMetric(sc, "lmspark decode time"),
+    PredicateTime -> SQLMetrics.createNanoTimingMetric(sc, "lmspark predicate time"),
+    CacheHits -> SQLMetrics.createMetric(sc, "predicate cache hits (rows reused)"),
+    CacheEvictions -> SQLMetrics.createMetric(sc, "predicate cache evictions (columns)"),
+    RowGroupsLate -> SQLMetrics.createMetric(sc, "row groups read filter-first"),
+    RowGroupsWhole -> SQLMetrics.createMetric(sc, "row groups decoded whole")) ++
+    filteredColumns.distinct.map(c => (RowsPassingPrefix + c) -> SQLMetrics.createMetric(sc, s"rows passing the filter on $c"))
 
   def scanMetrics(m: Map[String, SQLMetric]): ScanMetrics =
+    scanMetricsBase(m).copy(
+      rowsScanned = m(RowsScanned), rowsMaterialized = m(RowsMaterialized), valuesDecoded = m(ValuesDecoded),
+      decodeTimeNs = m(DecodeTime), predicateTimeNs = m(PredicateTime), cacheHits = m(CacheHits),
+      cacheEvictions = m(CacheEvictions), rowGroupsLate = m(RowGroupsLate), rowGroupsWhole = m(RowGroupsWhole),
+      rowsPassing = m.collect { case (k, v) if k.startsWith(RowsPassingPrefix) => k.stripPrefix(RowsPassingPrefix) -> v })
+
+  private def scanMetricsBase(m: Map[String, SQLMetric]): ScanMetrics =
     ScanMetrics(m(FilesRead), m(FilesFallback), m(RowGroupsRead), m(BytesRead), m(ScanTime),
       m(RowGroupsTotal), m(PrunedByStatistics), m(PrunedByDictionary), m(PrunedByBloomFilter),
       m(PrunedByGuarantee), m(PrunedByPageIndex), m(PrunedByPredicateColumns), m(PredicatePagesDecoded),
@@ -83,4 +113,15 @@ final case class ScanMetrics(
     pagesRead: SQLMetric,
     pageIndexesIgnored: SQLMetric,
     statisticsIgnored: SQLMetric,
-    bloomFiltersIgnored: SQLMetric)
+    bloomFiltersIgnored: SQLMetric,
+    rowsScanned: SQLMetric = new SQLMetric("sum"),
+    rowsMaterialized: SQLMetric = new SQLMetric("sum"),
+    valuesDecoded: SQLMetric = new SQLMetric("sum"),
+    decodeTimeNs: SQLMetric = new SQLMetric("nsTiming"),
+    predicateTimeNs: SQLMetric = new SQLMetric("nsTiming"),
+    cacheHits: SQLMetric = new SQLMetric("sum"),
+    cacheEvictions: SQLMetric = new SQLMetric("sum"),
+    rowGroupsLate: SQLMetric = new SQLMetric("sum"),
+    rowGroupsWhole: SQLMetric = new SQLMetric("sum"),
+    /** By column name: rows passing the filter on that column in the filter-first pass. */
+    rowsPassing: Map[String, SQLMetric] = Map.empty)

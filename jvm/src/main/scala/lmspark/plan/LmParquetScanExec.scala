@@ -15,7 +15,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.util.collection.BitSet
 
-import lmspark.predicate.{CatalystTranslator, Translation}
+import lmspark.predicate.{CatalystTranslator, Guarantees, Translation}
 import lmspark.scan.LmParquetFileFormat
 import lmspark.shim.{ScanFields, SparkScanShim}
 
@@ -51,7 +51,8 @@ case class LmParquetScanExec(
   /** The scan as Spark planned it (Spark's format); used for explain and canonicalisation. */
   @transient private lazy val original: FileSourceScanExec = SparkScanShim.scanOf(fields)
 
-  @transient private lazy val lmMetrics: Map[String, SQLMetric] = LmMetrics.create(sparkContext)
+  @transient private lazy val lmMetrics: Map[String, SQLMetric] =
+    LmMetrics.create(sparkContext, Guarantees.columns(translation.predicate).toSeq.sorted.map(requiredSchema(_).name))
 
   /** The data filters lmspark can evaluate against metadata; the others stay in Spark's Filter only. */
   @transient lazy val translation: Translation =

@@ -66,7 +66,15 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate) extends Pa
       pruneBloomFilter = LmConf.PRUNING_BLOOM_FILTER.get(sqlConf),
       pruneGuarantees = LmConf.PRUNING_GUARANTEES.get(sqlConf),
       usePageIndex = LmConf.PAGE_INDEX.get(sqlConf),
-      maxCoalesceGap = LmConf.IO_MAX_COALESCE_GAP.get(sqlConf).toLong)
+      maxCoalesceGap = LmConf.IO_MAX_COALESCE_GAP.get(sqlConf).toLong,
+      lateMaterialization = LmConf.LATE_MATERIALIZATION.get(sqlConf),
+      dictionaryPredicates = LmConf.DICTIONARY_PREDICATES.get(sqlConf),
+      predicateCacheMaxBytes = LmConf.PREDICATE_CACHE_MAX_BYTES.get(sqlConf),
+      denseFraction = LmConf.LM_DENSE_FRACTION.get(sqlConf),
+      scatteredFraction = LmConf.LM_SCATTERED_FRACTION.get(sqlConf),
+      narrowColumns = LmConf.LM_NARROW_COLUMNS.get(sqlConf),
+      exploreEvery = LmConf.LM_EXPLORE_EVERY.get(sqlConf),
+      selectionThreshold = LmConf.SELECTION_THRESHOLD.get(sqlConf))
     val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val scanMetrics = metrics
 

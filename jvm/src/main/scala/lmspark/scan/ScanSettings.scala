@@ -12,7 +12,8 @@ import lmspark.predicate.Predicate
  * session's), `spark.sql.parquet.int96TimestampConversion` with the session time zone; the field-id
  * fields are `spark.sql.parquet.fieldId.read.enabled` / `.ignoreMissing`. `predicate` is the scan's
  * translated `dataFilters` (over `requiredSchema`), used only to skip what cannot pass; the
- * pruning flags are lmspark's `spark.lmspark.pruning.*` / `pageIndex` switches.
+ * pruning flags are lmspark's `spark.lmspark.pruning.*` / `pageIndex` switches; the pipeline fields are
+ * the `spark.lmspark.lateMaterialization.*`, `dictionaryPredicates` and `predicateCache` flags.
  */
 final case class ScanSettings(
     requiredSchema: StructType,
@@ -34,4 +35,12 @@ final case class ScanSettings(
     pruneBloomFilter: Boolean = true,
     pruneGuarantees: Boolean = true,
     usePageIndex: Boolean = true,
-    maxCoalesceGap: Long = 1L << 20)
+    maxCoalesceGap: Long = 1L << 20,
+    lateMaterialization: Boolean = true,
+    dictionaryPredicates: Boolean = true,
+    predicateCacheMaxBytes: Long = 64L << 20,
+    denseFraction: Double = 0.5,
+    scatteredFraction: Double = 0.05,
+    narrowColumns: Int = 1,
+    exploreEvery: Int = 8,
+    selectionThreshold: Int = 11)
