@@ -27,6 +27,10 @@ trait ColumnReader extends AutoCloseable {
     * page pruning removed (never read) can only be skipped whole. */
   def skip(n: Long): Unit
 
+  /** The dictionary set on the vector of the last batch when it came back dictionary-encoded (the
+    * current chunk's, as Spark values), or null. */
+  def vectorDictionary: SparkDictionary = null
+
   /** Pages this reader has read / decompressed so far (dictionary page included). */
   def pagesRead: Int
 

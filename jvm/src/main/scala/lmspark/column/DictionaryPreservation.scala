@@ -47,6 +47,9 @@ final class DictionaryPreservation(enabled: Boolean, writer: VectorWriter) {
     replay = null
   }
 
+  /** The Spark dictionary batches of the current chunk are given, once built (null before). */
+  def current: SparkDictionary = sparkDict
+
   /** Starts a batch on `v`: no dictionary from an earlier batch survives. */
   def startBatch(v: WritableColumnVector): Unit = {
     ids = null

@@ -57,6 +57,8 @@ final class FlatColumnReader(
   private[this] var levels: LevelDecoder = _
   private[this] var levelBuf: Array[Int] = new Array[Int](1024)
 
+  override def vectorDictionary: SparkDictionary = preservation.current
+
   override def pagesRead: Int = pages.pagesRead
   override def bytesRead: Long = pages.bytesRead
 

@@ -14,7 +14,7 @@ import lmspark.column.{ColumnReader, ColumnReaderFactory}
 import lmspark.io.PageSource
 import lmspark.meta.OpenFile
 import lmspark.plan.ScanMetrics
-import lmspark.predicate.Predicate
+import lmspark.predicate.{Guarantees, Predicate}
 import lmspark.selection.{ScanRanges, SelectionCursor, SelectionStrategy}
 import lmspark.shim.SparkInternals
 
@@ -73,9 +73,24 @@ final class FileBatchReader(
     if (settings.predicate == Predicate.True) null
     else new RowGroupPruner(file, plan, settings.predicate, settings, metrics)
 
-  private lazy val refiner = new SelectionRefiner(file, plan, settings, metrics)
-  /** Page sources the refiner already fetched for the current row group, by requested column. */
+  /** Columns (requested-schema indexes) the scan's predicate reads. */
+  private val filteredColumns: Set[Int] = Guarantees.columns(settings.predicate)
+  /** Present columns projected without being filtered. */
+  private val outputOnly: Int = presentColumns.count(i => !filteredColumns.contains(i))
+  private val lm = new LateMaterialization(settings)
+  private val cache = new PredicateCache(settings.predicateCacheMaxBytes, capacity, metrics)
+  private val pass = new FilterFirstPass(file, plan, settings, metrics, cache, lm)
+  /** Page sources the filter-first pass already fetched for the current row group, by requested column. */
   private var refetch: Map[Int, PageSource] = Map.empty
+  /** The filter columns the pass cached for the current row group (handed to `fromCache`). */
+  private var cachedColumns: Map[Int, PredicateCache.Column] = Map.empty
+  /** Per present column: the cached filter column that gives its values in this row group, or null
+    * (the column has a reader). */
+  private var fromCache: Array[PredicateCache.Column] = Array.empty
+  /** Row-group row of each row of the current batch (filled only when some column comes from the cache). */
+  private lazy val rowOf = new Array[Int](capacity)
+  /** Whether the current row group's output-only columns are decoded for surviving rows only. */
+  private var materializing = false
 
   private var nextBlock = 0
   /** Rows the current row group still yields (selected rows when `cursor` is set). */
@@ -115,28 +130,56 @@ final class FileBatchReader(
       readers(k).read(n, dataVectors(presentColumns(k)))
       k += 1
     }
+    metrics.valuesDecoded += n.toLong * presentColumns.length
     n
   }
 
-  /** The next batch of selected rows: every column follows the same cursor steps. */
+  /** The next batch of selected rows: every column with a reader follows the same cursor steps;
+    * columns the filter-first pass cached are copied from the cache for the batch's rows. */
   private def readSelected(): Int = {
     if (!cursor.nextBatch()) throw new IllegalStateException(s"selection of ${file.path} ended early")
+    val track = cachedCount > 0
     var out = 0
     var step = cursor.next()
     while (step != SelectionCursor.End) {
       var k = 0
       if (step == SelectionCursor.Read) {
         val n = cursor.stepRows.toInt
-        while (k < presentColumns.length) { readers(k).read(n, dataVectors(presentColumns(k)), out); k += 1 }
+        while (k < presentColumns.length) {
+          if (readers(k) != null) readers(k).read(n, dataVectors(presentColumns(k)), out)
+          k += 1
+        }
+        if (track) {
+          val start = cursor.stepStart.toInt
+          var r = 0
+          while (r < n) { rowOf(out + r) = start + r; r += 1 }
+        }
         out += n
       } else {
         val n = cursor.stepRows
-        while (k < presentColumns.length) { readers(k).skip(n); k += 1 }
+        while (k < presentColumns.length) { if (readers(k) != null) readers(k).skip(n); k += 1 }
       }
       step = cursor.next()
     }
+    if (track) {
+      var k = 0
+      while (k < presentColumns.length) {
+        val c = fromCache(k)
+        if (c != null) {
+          val v = dataVectors(presentColumns(k))
+          if (v.hasDictionary) v.setDictionary(null)
+          c.copyTo(rowOf, out, v)
+        }
+        k += 1
+      }
+    }
+    metrics.valuesDecoded += out.toLong * (presentColumns.length - cachedCount)
+    if (materializing) metrics.rowsMaterialized += out
     out
   }
+
+  /** Columns of the current row group that come from the cache. */
+  private var cachedCount = 0
 
   private def openNextRowGroup(): Unit = {
     closeReaders()
@@ -160,23 +203,36 @@ final class FileBatchReader(
           case PruneReason.PageIndex => metrics.prunedByPageIndex += 1
         }
         return
-      case RowGroupDecision.Read(p) if p.selection.isDefined && p.residual != Predicate.True =>
-        val (exact, fetched) = guarded { refiner.refine(block, p) }
-        if (exact.selectedCount == 0) { metrics.prunedByPredicateColumns += 1; return }
-        refetch = fetched
-        p.copy(selection = Some(exact), fetches = p.fetches.map(_.map(f =>
-          ColumnFetch(f.locations, ScanRanges.selectedPages(exact, f.locations)))))
-      case RowGroupDecision.Read(p) => p
+      case RowGroupDecision.Read(p) =>
+        val filters = if (settings.lateMaterialization && p.residual != Predicate.True) pass.filtersOf(p.residual) else Map.empty[Int, Predicate]
+        if (filters.nonEmpty && lm.filterFirst(filters.keys, outputOnly)) {
+          metrics.rowGroupsLate += 1
+          val o = guarded { pass.run(block, p, filters) }
+          if (o.selection.selectedCount == 0) { metrics.prunedByPredicateColumns += 1; cache.clear(); return }
+          lm.recordSelection(o.selection.selectedCount, math.max(1L, o.selection.runCount / 2))
+          refetch = o.sources
+          cachedColumns = o.cached
+          materializing = outputOnly > 0
+          p.copy(selection = Some(o.selection), fetches = p.fetches.map(_.map(f =>
+            ColumnFetch(f.locations, ScanRanges.selectedPages(o.selection, f.locations)))))
+        } else {
+          if (filters.nonEmpty) metrics.rowGroupsWhole += 1
+          p
+        }
     }
     guarded {
       sources = new Array[PageSource](presentColumns.length)
       sourcePagesKnown = new Array[Boolean](presentColumns.length)
+      fromCache = presentColumns.map(i => cachedColumns.getOrElse(i, null))
+      cachedCount = fromCache.count(_ != null)
       readers = presentColumns.indices.toArray.map { k =>
         val i = presentColumns(k)
         val ColumnPlan.Present(descriptor, sparkType, options) = plan.columns(i): @unchecked
         val chunk = FileReadPlan.chunkOf(block, descriptor)
         val fetch = rowGroup.fetches(i)
         metrics.pagesPruned += fetch.fold(0)(_.pruned)
+        metrics.pagesTotal += fetch.fold(0)(_.locations.pages)
+        if (fromCache(k) != null) null else {
         val pages = fetch match {
           case _ if refetch.contains(i) => refetch(i).reopen()
           case Some(f) if f.pruned > 0 =>
@@ -184,15 +240,16 @@ final class FileBatchReader(
               f.locations, f.kept, settings.maxCoalesceGap)
           case _ => PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
         }
-        metrics.pagesTotal += fetch.fold(0)(_.locations.pages)
         metrics.bytesRead += pages.bytesRead
         sources(k) = pages
         sourcePagesKnown(k) = fetch.isDefined
         ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
           options.copy(preserveDictionary = settings.preserveDictionary))
+        }
       }
     }
     refetch = Map.empty
+    cachedColumns = Map.empty
     rowGroup.selection match {
       case Some(selection) =>
         cursor = new SelectionCursor(selection, SelectionStrategy.Selectors, capacity)
@@ -217,19 +274,25 @@ final class FileBatchReader(
   private def closeReaders(): Unit = {
     // A chunk without an offset index counts the data pages it read toward the total.
     sources.indices.foreach { k =>
-      metrics.pagesRead += sources(k).dataPagesRead
-      if (!sourcePagesKnown(k)) metrics.pagesTotal += sources(k).dataPagesRead
+      if (sources(k) != null) {
+        metrics.pagesRead += sources(k).dataPagesRead
+        if (!sourcePagesKnown(k)) metrics.pagesTotal += sources(k).dataPagesRead
+      }
     }
-    readers.foreach(_.close())
+    readers.foreach(r => if (r != null) r.close())
     readers = Array.empty
     sources = Array.empty
+    fromCache = Array.empty
+    cachedCount = 0
+    materializing = false
     cursor = null
+    cache.clear()
   }
 
   override def close(): Unit = {
     if (!closed) {
       closed = true
-      try closeReaders()
+      try { closeReaders(); cache.close() }
       finally {
         try file.close()
         finally batch.close()

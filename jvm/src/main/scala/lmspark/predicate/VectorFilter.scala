@@ -1,0 +1,318 @@
+package lmspark.predicate
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.types._
+import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
+import org.apache.spark.unsafe.types.UTF8String
+
+import lmspark.predicate.Predicate._
+
+/** A predicate over one column compiled for vectors: `evaluate` computes, for rows `[0, n)` of a
+  * vector of that column, whether the predicate is TRUE (Spark's three-valued result, exactly as
+  * [[Evaluator]] gives it row by row).
+  *
+  * Evaluation is columnar: every leaf fills a whole array of Kleene results in one tight loop typed by
+  * the column's Spark type (ints, longs, floats, doubles and UTF8_BINARY strings; any other type, and
+  * leaves under casts, go through [[Evaluator]] on boxed values), and AND / OR / NOT combine those
+  * arrays. A dictionary-encoded vector is evaluated once per dictionary entry (`evaluateDictionary`
+  * gives the entries' results, which the caller keeps per dictionary) and each row's id is then tested
+  * against that bitmap: one bit test per row instead of a comparison.
+  *
+  * Invariants: `p` reads only `column` (no other column); results are exact for NULL rows (the
+  * predicate's result on NULL, computed once), NaN (greatest, equal to itself) and -0.0 (= 0.0).
+  * Not thread-safe (scratch arrays are reused). */
+final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
+  require(Guarantees.columns(predicate).forall(_ == column.index),
+    s"a vector filter reads one column ($column), got $predicate")
+
+  private[this] val dataType = column.dataType
+  /** Whether a NULL row passes. */
+  val nullPasses: Boolean = Evaluator.compile(predicate)(_ => null) == Kleene.T
+
+  /** Built on first use, after every field the compilation reads. */
+  private[this] lazy val root: Node = compile(predicate)
+  private[this] var result: Array[Byte] = new Array[Byte](0)
+
+  /** Sets `out(i)` to whether the predicate is TRUE on row `i` of `v`, for `i < n`; returns how many
+    * are. `v` must not be dictionary-encoded (its getters decode lazily otherwise, which is correct but slow). */
+  def evaluate(v: ColumnVector, n: Int, out: Array[Boolean]): Int = {
+    val r = kleene(v, n)
+    var count = 0
+    var i = 0
+    while (i < n) {
+      val t = r(i) == Kleene.T
+      out(i) = t
+      if (t) count += 1
+      i += 1
+    }
+    count
+  }
+
+  /** The predicate's TRUE-ness per dictionary entry: `entries` holds the dictionary's values
+    * (no NULLs) as a vector of the column's type. */
+  def evaluateDictionary(entries: ColumnVector, size: Int): Array[Boolean] = {
+    val out = new Array[Boolean](size)
+    evaluate(entries, size, out)
+    out
+  }
+
+  /** Like `evaluate`, for a vector whose non-null rows are dictionary ids (`ids`) of a dictionary
+    * whose entries passed as `passing` (from `evaluateDictionary`). */
+  def evaluateIds(v: ColumnVector, ids: ColumnVector, passing: Array[Boolean], n: Int, out: Array[Boolean]): Int = {
+    var count = 0
+    var i = 0
+    if (!v.hasNull) {
+      while (i < n) {
+        val t = passing(ids.getInt(i))
+        out(i) = t
+        if (t) count += 1
+        i += 1
+      }
+    } else {
+      val np = nullPasses
+      while (i < n) {
+        val t = if (v.isNullAt(i)) np else passing(ids.getInt(i))
+        out(i) = t
+        if (t) count += 1
+        i += 1
+      }
+    }
+    count
+  }
+
+  private def kleene(v: ColumnVector, n: Int): Array[Byte] = {
+    if (result.length < n) result = new Array[Byte](math.max(n, 1024))
+    root.eval(v, n, result)
+    result
+  }
+
+  // ---- compiled tree -------------------------------------------------------------------------
+
+  /** A node fills `out[0, n)` with Kleene results for rows `[0, n)` of the vector. */
+  private abstract class Node { def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit }
+
+  private def compile(p: Predicate): Node = p match {
+    case Predicate.True => constant(Kleene.T)
+    case Predicate.False => constant(Kleene.F)
+    case And(cs) => combine(cs.map(compile).toArray, and = true)
+    case Or(cs) => combine(cs.map(compile).toArray, and = false)
+    case Not(c) =>
+      val child = compile(c)
+      new Node {
+        def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = {
+          child.eval(v, n, out)
+          var i = 0
+          while (i < n) { out(i) = Kleene.negate(out(i)).toByte; i += 1 }
+        }
+      }
+    case l: Leaf => leaf(l)
+  }
+
+  private def constant(k: Int): Node = new Node {
+    def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = java.util.Arrays.fill(out, 0, n, k.toByte)
+  }
+
+  private def combine(children: Array[Node], and: Boolean): Node = new Node {
+    private[this] var scratch = new Array[Byte](0)
+    def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = {
+      if (scratch.length < n) scratch = new Array[Byte](math.max(n, 1024))
+      children(0).eval(v, n, out)
+      var c = 1
+      while (c < children.length) {
+        children(c).eval(v, n, scratch)
+        var i = 0
+        if (and) while (i < n) { out(i) = Kleene.and(out(i), scratch(i)).toByte; i += 1 }
+        else while (i < n) { out(i) = Kleene.or(out(i), scratch(i)).toByte; i += 1 }
+        c += 1
+      }
+    }
+  }
+
+  /** A leaf: a typed kernel when the term is the bare column of a kernel type, else [[Evaluator]]. */
+  private def leaf(l: Leaf): Node = {
+    if (l.term.casts.nonEmpty) return generic(l)
+    l match {
+      case IsNull(_) => nulls(isNull = true)
+      case IsNotNull(_) => nulls(isNull = false)
+      case Compare(_, op, value) => kind match {
+        case Kind.Int => compareInts(op, value)
+        case Kind.Long => compareLongs(op, value)
+        case Kind.Double | Kind.Float => compareFloating(op, value)
+        case Kind.String => compareStrings(op, value.asInstanceOf[UTF8String])
+        case _ => generic(l)
+      }
+      case In(_, values, hasNull) if kind == Kind.Int || kind == Kind.Long =>
+        val sorted = values.map(v => intOrLong(v)).toArray.sorted
+        val miss = if (hasNull) Kleene.N else Kleene.F
+        val ints = kind == Kind.Int
+        rowwise((v, i) => if (java.util.Arrays.binarySearch(sorted, if (ints) intAt(v, i) else v.getLong(i)) >= 0) Kleene.T else miss)
+      case In(_, values, hasNull) if kind == Kind.String =>
+        val set = new java.util.HashSet[UTF8String]()
+        values.foreach(x => set.add(x.asInstanceOf[UTF8String]))
+        val miss = if (hasNull) Kleene.N else Kleene.F
+        rowwise((v, i) => if (set.contains(v.getUTF8String(i))) Kleene.T else miss)
+      case StartsWith(_, s) if kind == Kind.String => rowwise((v, i) => bool(v.getUTF8String(i).startsWith(s)))
+      case EndsWith(_, s) if kind == Kind.String => rowwise((v, i) => bool(v.getUTF8String(i).endsWith(s)))
+      case Contains(_, s) if kind == Kind.String => rowwise((v, i) => bool(v.getUTF8String(i).contains(s)))
+      case _ => generic(l)
+    }
+  }
+
+  @inline private def bool(b: Boolean): Int = if (b) Kleene.T else Kleene.F
+
+  /** The kernel family of the column's type. */
+  private object Kind { final val Int = 0; final val Long = 1; final val Float = 2; final val Double = 3; final val String = 4; final val Other = 5 }
+
+  private[this] val kind: Int = dataType match {
+    case ByteType | ShortType | IntegerType | DateType => Kind.Int
+    case LongType | TimestampType | TimestampNTZType => Kind.Long
+    case FloatType => Kind.Float
+    case DoubleType => Kind.Double
+    case st: StringType if Values.binaryString(st) => Kind.String
+    case _ => Kind.Other
+  }
+
+  @inline private def intAt(v: ColumnVector, i: Int): Long = dataType match {
+    case ByteType => v.getByte(i).toLong
+    case ShortType => v.getShort(i).toLong
+    case _ => v.getInt(i).toLong
+  }
+
+  private def intOrLong(x: Any): Long = x match {
+    case b: Byte => b.toLong
+    case s: Short => s.toLong
+    case i: Int => i.toLong
+    case l: Long => l
+    case other => throw new IllegalArgumentException(s"not an integral literal: $other")
+  }
+
+  /** A leaf's Kleene result on the non-null row `i` of `v` (a class, so that no row boxes its index). */
+  private abstract class RowTest { def apply(v: ColumnVector, i: Int): Int }
+
+  /** NULL rows give NULL (every leaf built here does); other rows `f(v, i)`. */
+  private def rowwise(f: RowTest): Node = {
+    val nullResult = Kleene.N.toByte
+    new Node {
+      def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = {
+        var i = 0
+        val hasNull = v.hasNull
+        while (i < n) {
+          out(i) = if (hasNull && v.isNullAt(i)) nullResult else f(v, i).toByte
+          i += 1
+        }
+      }
+    }
+  }
+
+  private def nulls(isNull: Boolean): Node = new Node {
+    private[this] val whenNull = (if (isNull) Kleene.T else Kleene.F).toByte
+    private[this] val whenValue = (if (isNull) Kleene.F else Kleene.T).toByte
+    def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = {
+      if (!v.hasNull) java.util.Arrays.fill(out, 0, n, whenValue)
+      else {
+        var i = 0
+        while (i < n) { out(i) = if (v.isNullAt(i)) whenNull else whenValue; i += 1 }
+      }
+    }
+  }
+
+  /** The comparison's sign test, and its result on NULL (`<=>` gives FALSE, the others NULL). */
+  private def test(op: CompareOp): (Int => Boolean, Byte) = {
+    import CompareOp._
+    val t: Int => Boolean = op match {
+      case Eq | NullSafeEq => _ == 0
+      case Lt => _ < 0
+      case Le => _ <= 0
+      case Gt => _ > 0
+      case Ge => _ >= 0
+    }
+    (t, (if (op == NullSafeEq) Kleene.F else Kleene.N).toByte)
+  }
+
+  /** Fills `out` from `sign(i)` (the comparison of row `i` with the literal) for non-null rows. */
+  private abstract class CompareNode(op: CompareOp) extends Node {
+    private[this] val (t, nullResult) = test(op)
+    private[this] var signs = new Array[Int](0)
+    protected def fillSigns(v: ColumnVector, n: Int, signs: Array[Int]): Unit
+    def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = {
+      if (signs.length < n) signs = new Array[Int](math.max(n, 1024))
+      fillSigns(v, n, signs)
+      val s = signs
+      val hasNull = v.hasNull
+      var i = 0
+      while (i < n) {
+        out(i) = if (hasNull && v.isNullAt(i)) nullResult else if (t(s(i))) Kleene.T.toByte else Kleene.F.toByte
+        i += 1
+      }
+    }
+  }
+
+  private def compareInts(op: CompareOp, value: Any): Node = {
+    val lit = intOrLong(value)
+    new CompareNode(op) {
+      protected def fillSigns(v: ColumnVector, n: Int, s: Array[Int]): Unit = dataType match {
+        case ByteType => var i = 0; while (i < n) { s(i) = java.lang.Long.compare(v.getByte(i), lit); i += 1 }
+        case ShortType => var i = 0; while (i < n) { s(i) = java.lang.Long.compare(v.getShort(i), lit); i += 1 }
+        case _ => var i = 0; while (i < n) { s(i) = java.lang.Long.compare(v.getInt(i), lit); i += 1 }
+      }
+    }
+  }
+
+  private def compareLongs(op: CompareOp, value: Any): Node = {
+    val lit = intOrLong(value)
+    new CompareNode(op) {
+      protected def fillSigns(v: ColumnVector, n: Int, s: Array[Int]): Unit = {
+        var i = 0
+        while (i < n) { s(i) = java.lang.Long.compare(v.getLong(i), lit); i += 1 }
+      }
+    }
+  }
+
+  /** Spark's order for floating point: NaN greatest and equal to itself, -0.0 == 0.0. */
+  @inline private def compareDoubles(a: Double, b: Double): Int =
+    if (a < b) -1 else if (a > b) 1 else if (a == b) 0
+    else java.lang.Boolean.compare(java.lang.Double.isNaN(a), java.lang.Double.isNaN(b))
+
+  private def compareFloating(op: CompareOp, value: Any): Node = {
+    val lit = value match {
+      case f: Float => f.toDouble
+      case d: Double => d
+      case other => throw new IllegalArgumentException(s"not a floating literal: $other")
+    }
+    new CompareNode(op) {
+      protected def fillSigns(v: ColumnVector, n: Int, s: Array[Int]): Unit = {
+        var i = 0
+        if (dataType == FloatType) while (i < n) { s(i) = compareDoubles(v.getFloat(i).toDouble, lit); i += 1 }
+        else while (i < n) { s(i) = compareDoubles(v.getDouble(i), lit); i += 1 }
+      }
+    }
+  }
+
+  private def compareStrings(op: CompareOp, lit: UTF8String): Node = new CompareNode(op) {
+    protected def fillSigns(v: ColumnVector, n: Int, s: Array[Int]): Unit = {
+      var i = 0
+      while (i < n) {
+        val u = v.getUTF8String(i) // null on a NULL row, whose sign is not used
+        s(i) = if (u == null) 0 else Integer.signum(u.binaryCompare(lit))
+        i += 1
+      }
+    }
+  }
+
+  /** Any leaf, through [[Evaluator]] on each row's boxed Catalyst value (casts applied). */
+  private def generic(l: Leaf): Node = {
+    val f = Evaluator.columnLeafFn(l)
+    new Node {
+      def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = {
+        val batch = new ColumnarBatch(Array(v))
+        batch.setNumRows(n)
+        var i = 0
+        while (i < n) {
+          val r: InternalRow = batch.getRow(i)
+          out(i) = f(if (r.isNullAt(0)) null else r.get(0, dataType)).toByte
+          i += 1
+        }
+      }
+    }
+  }
+}

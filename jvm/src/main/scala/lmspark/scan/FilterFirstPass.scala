@@ -1,0 +1,169 @@
+package lmspark.scan
+
+import org.apache.parquet.hadoop.metadata.BlockMetaData
+import org.apache.spark.sql.execution.vectorized.{OnHeapColumnVector, WritableColumnVector}
+
+import lmspark.column.{ColumnReader, ColumnReaderFactory, SparkDictionary}
+import lmspark.io.PageSource
+import lmspark.meta.OpenFile
+import lmspark.plan.ScanMetrics
+import lmspark.predicate.{Guarantees, Predicate, VectorFilter}
+import lmspark.selection.{RowSelection, ScanRanges, SelectionCursor, SelectionStrategy}
+
+/** The filter-first half of late materialization for one row group: decodes the filtered columns
+  * one after the other, each only on the rows that passed the columns before it, and narrows the
+  * row selection after each.
+  *
+  * Per column (in the order [[LateMaterialization.order]] gives): the rows of the current selection
+  * are decoded batch by batch (pages holding none of them are neither fetched nor decompressed,
+  * where the offset index tells where pages are); the column's conjuncts are evaluated on each batch
+  * by a [[VectorFilter]] (on a dictionary-encoded batch, once per dictionary entry and then by id);
+  * the batch's results form a mask over the selected rows, and the selection becomes
+  * `selection.andThen(mask)`. Decoded batches go to the [[PredicateCache]], so the output copies
+  * them instead of decoding the column again.
+  *
+  * Only conjuncts over one column are evaluated here; conjuncts over several columns stay with
+  * Spark's `Filter` above the scan (so the result may keep rows failing them, never drop a row
+  * passing them).
+  *
+  * Invariants: the result selects a subset of the input selection's rows: exactly those where every
+  * single-column conjunct of the residual is TRUE. Page sources are handed back by column, so a
+  * column the cache could not keep is decoded again from the same bytes. */
+final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSettings, metrics: ScanMetrics,
+    cache: PredicateCache, rule: LateMaterialization) {
+  import FilterFirstPass.Outcome
+
+
+  /** The residual's single-column conjuncts, ANDed per column (by requested-column index). */
+  def filtersOf(residual: Predicate): Map[Int, Predicate] =
+    Predicate.conjuncts(residual).flatMap { c =>
+      val cols = Guarantees.columns(c)
+      if (cols.size == 1) Some(cols.head -> c) else None
+    }.groupBy(_._1).map { case (col, cs) => col -> Predicate.and(cs.map(_._2)) }
+
+  def run(block: BlockMetaData, rowGroup: RowGroupPlan, filters: Map[Int, Predicate]): Outcome = {
+    val rowCount = rowGroup.rowCount
+    var selection = rowGroup.selection.getOrElse(RowSelection.all(rowCount))
+    metrics.rowsScanned += selection.selectedCount
+    val order = rule.order(filters.keys.toSeq, c => costPerRow(block, c))
+    var sources = Map.empty[Int, PageSource]
+    var cached = Map.empty[Int, PredicateCache.Column]
+    val it = order.iterator
+    while (it.hasNext && selection.selectedCount > 0) {
+      val col = it.next()
+      val field = settings.requiredSchema(col)
+      val filter = new VectorFilter(filters(col), lmspark.predicate.ColumnRef(col, field.name, field.dataType))
+      val before = selection.selectedCount
+      selection = plan.columns(col) match {
+        case ColumnPlan.Missing =>
+          if (filter.nullPasses) selection else RowSelection.none(rowCount)
+        case ColumnPlan.Present(descriptor, sparkType, options) =>
+          val chunk = FileReadPlan.chunkOf(block, descriptor)
+          val pages = rowGroup.fetches(col) match {
+            case Some(f) =>
+              val kept = ScanRanges.selectedPages(selection, f.locations)
+              if (kept.length < f.locations.pages)
+                PageSource.forPages(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums,
+                  f.locations, kept, settings.maxCoalesceGap)
+              else PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
+            case None => PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
+          }
+          sources += col -> pages
+          val reader = ColumnReaderFactory.create(descriptor, sparkType, pages, rowCount,
+            options.copy(preserveDictionary = settings.dictionaryPredicates || settings.preserveDictionary))
+          val column = cache.column(col, field.dataType)
+          try {
+            val next = narrow(selection, reader, filter, column)
+            if (column.complete) cached += col -> column
+            next
+          } finally reader.close()
+      }
+      val after = selection.selectedCount
+      rule.record(col, before, after)
+      metrics.rowsPassing.get(field.name).foreach(_ += after)
+    }
+    sources.values.foreach { s => metrics.predicatePagesDecoded += s.dataPagesRead; metrics.bytesRead += s.bytesRead }
+    Outcome(selection, cached, sources)
+  }
+
+  /** Decoded bytes per row of the column's chunk: its cost in the ordering. */
+  private def costPerRow(block: BlockMetaData, col: Int): Double = plan.columns(col) match {
+    case ColumnPlan.Present(descriptor, _, _) =>
+      FileReadPlan.chunkOf(block, descriptor).getTotalUncompressedSize.toDouble / math.max(1L, block.getRowCount)
+    case ColumnPlan.Missing => 0.0
+  }
+
+  /** `selection` narrowed to the rows where `filter` is TRUE, decoding the column with `reader`. */
+  private def narrow(selection: RowSelection, reader: ColumnReader, filter: VectorFilter,
+      column: PredicateCache.Column): RowSelection = {
+    val capacity = settings.batchSize
+    val dt = filter.column.dataType
+    val selected = selection.selectedCount
+    val mask = new Array[Long](((selected + 63) >>> 6).toInt)
+    val rows = new Array[Int](capacity)
+    val pass = new Array[Boolean](capacity)
+    var dictionary: SparkDictionary = null
+    var passing: Array[Boolean] = null
+    var k = 0L // selected rows evaluated so far
+    val cursor = new SelectionCursor(selection, SelectionStrategy.Selectors, capacity)
+    while (cursor.nextBatch()) {
+      val t0 = System.nanoTime()
+      val v = cache.vector(dt)
+      var out = 0
+      var step = cursor.next()
+      while (step != SelectionCursor.End) {
+        if (step == SelectionCursor.Read) {
+          val n = cursor.stepRows.toInt
+          reader.read(n, v, out)
+          val start = cursor.stepStart.toInt
+          var r = 0
+          while (r < n) { rows(out + r) = start + r; r += 1 }
+          out += n
+        } else reader.skip(cursor.stepRows)
+        step = cursor.next()
+      }
+      val t1 = System.nanoTime()
+      metrics.valuesDecoded += out
+      val count =
+        if (v.hasDictionary && settings.dictionaryPredicates) {
+          val d = reader.vectorDictionary
+          if (!(d eq dictionary)) {
+            dictionary = d
+            passing = filter.evaluateDictionary(entries(d, v), d.size)
+          }
+          filter.evaluateIds(v, v.getDictionaryIds, passing, out, pass)
+        } else filter.evaluate(v, out, pass)
+      if (count > 0) {
+        var i = 0
+        while (i < out) {
+          if (pass(i)) { val at = k + i; mask((at >>> 6).toInt) |= 1L << (at & 63) }
+          i += 1
+        }
+      }
+      k += out
+      cache.offer(column, v, rows, out)
+      val t2 = System.nanoTime()
+      metrics.decodeTimeNs += t1 - t0
+      metrics.predicateTimeNs += t2 - t1
+    }
+    if (k != selected) throw new IllegalStateException(s"internal error: evaluated $k of $selected selected rows")
+    selection.andThen(RowSelection.fromMask(mask, selected))
+  }
+
+  /** The dictionary's entries as a vector of the column's type (lazily decoded by its getters). */
+  private def entries(d: SparkDictionary, like: WritableColumnVector): WritableColumnVector = {
+    val v = new OnHeapColumnVector(d.size, like.dataType())
+    val ids = v.reserveDictionaryIds(d.size)
+    var i = 0
+    while (i < d.size) { ids.putInt(i, i); i += 1 }
+    v.setDictionary(d)
+    v
+  }
+}
+
+object FilterFirstPass {
+
+  /** What the pass leaves for the output: the narrowed selection, the cached columns (complete ones),
+    * and the page source each filtered column was read from (by requested-column index). */
+  final case class Outcome(selection: RowSelection, cached: Map[Int, PredicateCache.Column], sources: Map[Int, PageSource])
+}

@@ -1,0 +1,139 @@
+package lmspark.scan
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.sql.execution.vectorized.{OnHeapColumnVector, WritableColumnVector}
+import org.apache.spark.sql.types.{BinaryType, DataType, StringType}
+
+import lmspark.column.VectorCopier
+import lmspark.plan.ScanMetrics
+import lmspark.scan.PredicateCache.{Batch, Column}
+
+/** One task's decoded filter-column values for the current row group, so that the output reuses
+  * them instead of decoding those columns again ("a column both filtered and projected is decoded
+  * once").
+  *
+  * The filter-first pass decodes a filter column batch by batch into vectors it takes from here
+  * (`vector`) and offers each batch (`offer`) with the row-group positions of its rows. Offered
+  * batches are pinned until the row group ends (`clear`); the output then copies the rows it emits out
+  * of them (`Column.copyTo`), in row order. All columns share one bound of `maxBytes`: a batch that
+  * would pass it evicts its whole column (the batches kept so far are released, later offers are
+  * refused and the column is decoded again for the output), counted in `predicateCacheEvictions`.
+  *
+  * Invariants: a column's positions are strictly increasing across its batches; `bytes` is the sum
+  * of the estimates of the batches kept; vectors handed out are either kept, returned with
+  * `release`, or closed by `close`. */
+final class PredicateCache(maxBytes: Long, capacity: Int, metrics: ScanMetrics) extends AutoCloseable {
+
+  private[this] val columns = ArrayBuffer.empty[Column]
+  private[this] val free = scala.collection.mutable.HashMap.empty[DataType, List[WritableColumnVector]]
+  private[this] var bytes = 0L
+
+  /** Starts caching column `index`. */
+  def column(index: Int, dataType: DataType): Column = {
+    val c = new Column(index, dataType, metrics)
+    if (maxBytes <= 0) c.evicted = true
+    columns += c
+    c
+  }
+
+  /** A reset vector of `capacity` rows of `dt`, to decode a batch into. */
+  def vector(dt: DataType): WritableColumnVector = free.get(dt) match {
+    case Some(v :: rest) =>
+      free(dt) = rest
+      v.reset()
+      if (v.hasDictionary) v.setDictionary(null)
+      v
+    case _ => new OnHeapColumnVector(capacity, dt)
+  }
+
+  /** Returns a vector that is not kept. */
+  def release(dt: DataType, v: WritableColumnVector): Unit = free(dt) = v :: free.getOrElse(dt, Nil)
+
+  /** Keeps rows `[0, n)` of `v` (row-group rows `rows[0, n)`, copied) for `c` if the bound allows;
+    * otherwise evicts `c`. Returns whether `v` was kept (if not, it is released). */
+  def offer(c: Column, v: WritableColumnVector, rows: Array[Int], n: Int): Boolean = {
+    if (c.evicted) { release(c.dataType, v); return false }
+    val size = estimate(v, n, c.dataType)
+    if (bytes + size > maxBytes) {
+      evict(c)
+      release(c.dataType, v)
+      false
+    } else {
+      c.batches += new Batch(v, java.util.Arrays.copyOf(rows, n), n, size)
+      bytes += size
+      true
+    }
+  }
+
+  private def evict(c: Column): Unit = {
+    c.evicted = true
+    c.batches.foreach { b => bytes -= b.bytes; release(c.dataType, b.vector) }
+    c.batches.clear()
+    metrics.cacheEvictions += 1
+  }
+
+  /** Bytes the kept rows take, roughly: ids for dictionary-encoded batches, values otherwise (the
+    * bytes of each string), plus the positions. */
+  private def estimate(v: WritableColumnVector, n: Int, dt: DataType): Long = {
+    val values =
+      if (v.hasDictionary) 4L * n
+      else dt match {
+        case _: StringType | BinaryType =>
+          var s = 0L
+          var i = 0
+          while (i < n) { if (!v.isNullAt(i)) s += v.getArrayLength(i); i += 1 }
+          s + 8L * n
+        case _ => dt.defaultSize.toLong * n
+      }
+    values + 4L * n
+  }
+
+  /** Ends the row group: every kept vector goes back to the pool. */
+  def clear(): Unit = {
+    columns.foreach { c => c.batches.foreach(b => release(c.dataType, b.vector)); c.batches.clear() }
+    columns.clear()
+    bytes = 0
+  }
+
+  override def close(): Unit = {
+    clear()
+    free.values.foreach(_.foreach(_.close()))
+    free.clear()
+  }
+}
+
+object PredicateCache {
+
+  /** One decoded batch: rows `[0, n)` of `vector` are row-group rows `rows[0, n)`. */
+  final class Batch(val vector: WritableColumnVector, val rows: Array[Int], val n: Int, val bytes: Long)
+
+  /** One column's cached batches; `complete` until evicted. */
+  final class Column private[PredicateCache] (val index: Int, val dataType: DataType, metrics: ScanMetrics) {
+    private[PredicateCache] val batches = ArrayBuffer.empty[Batch]
+    private[PredicateCache] var evicted = false
+    private[this] val copier = VectorCopier.forType(dataType).orNull
+    private[this] var at = 0
+    private[this] var pos = 0
+
+    def complete: Boolean = !evicted && copier != null
+
+    /** Copies the cached values of row-group rows `rows[0, n)` (increasing, every one cached, each
+      * after the rows of earlier calls) into rows `[0, n)` of `out`. */
+    def copyTo(rows: Array[Int], n: Int, out: WritableColumnVector): Unit = {
+      var i = 0
+      while (i < n) {
+        val r = rows(i)
+        var b = batches(at)
+        while (pos >= b.n || b.rows(pos) < r) {
+          pos += 1
+          if (pos >= b.n) { at += 1; pos = 0; b = batches(at) }
+        }
+        if (b.rows(pos) != r) throw new IllegalStateException(s"internal error: row $r of column $index is not cached")
+        copier.copy(b.vector, pos, out, i)
+        i += 1
+      }
+      metrics.cacheHits += n
+    }
+  }
+}
