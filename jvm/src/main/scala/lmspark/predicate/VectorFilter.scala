@@ -135,6 +135,7 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
       case IsNull(_) => nulls(isNull = true)
       case IsNotNull(_) => nulls(isNull = false)
       case Compare(_, op, value) => kind match {
+        case Kind.DecimalInt | Kind.DecimalLong => unscaled(value).fold(generic(l))(u => compareUnscaled(op, u))
         case Kind.Int => compareInts(op, value)
         case Kind.Long => compareLongs(op, value)
         case Kind.Double | Kind.Float => compareFloating(op, value)
@@ -146,6 +147,11 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
         val miss = if (hasNull) Kleene.N else Kleene.F
         val ints = kind == Kind.Int
         rowwise((v, i) => if (java.util.Arrays.binarySearch(sorted, if (ints) intAt(v, i) else v.getLong(i)) >= 0) Kleene.T else miss)
+      case In(_, values, hasNull) if (kind == Kind.DecimalInt || kind == Kind.DecimalLong) && values.forall(unscaled(_).isDefined) =>
+        val sorted = values.map(unscaled(_).get).toArray.sorted
+        val miss = if (hasNull) Kleene.N else Kleene.F
+        val ints = kind == Kind.DecimalInt
+        rowwise((v, i) => if (java.util.Arrays.binarySearch(sorted, if (ints) v.getInt(i).toLong else v.getLong(i)) >= 0) Kleene.T else miss)
       case In(_, values, hasNull) if kind == Kind.String =>
         val set = new java.util.HashSet[UTF8String]()
         values.foreach(x => set.add(x.asInstanceOf[UTF8String]))
@@ -161,7 +167,12 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
   @inline private def bool(b: Boolean): Int = if (b) Kleene.T else Kleene.F
 
   /** The kernel family of the column's type. */
-  private object Kind { final val Int = 0; final val Long = 1; final val Float = 2; final val Double = 3; final val String = 4; final val Other = 5 }
+  private object Kind {
+    final val Int = 0; final val Long = 1; final val Float = 2; final val Double = 3; final val String = 4
+    /** Decimals stored as unscaled ints (precision <= 9) or longs (<= 18) in Spark's vectors. */
+    final val DecimalInt = 5; final val DecimalLong = 6
+    final val Other = 7
+  }
 
   private[this] val kind: Int = dataType match {
     case ByteType | ShortType | IntegerType | DateType => Kind.Int
@@ -169,7 +180,20 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
     case FloatType => Kind.Float
     case DoubleType => Kind.Double
     case st: StringType if Values.binaryString(st) => Kind.String
+    case d: DecimalType if d.precision <= Decimal.MAX_INT_DIGITS => Kind.DecimalInt
+    case d: DecimalType if d.precision <= Decimal.MAX_LONG_DIGITS => Kind.DecimalLong
     case _ => Kind.Other
+  }
+
+  /** A decimal literal as an unscaled value at the column's scale, when it is exactly one (a literal
+    * with more fractional digits, or out of range, goes to the generic path). */
+  private def unscaled(x: Any): Option[Long] = (dataType, x) match {
+    case (d: DecimalType, v: Decimal) =>
+      try {
+        val u = v.toJavaBigDecimal.setScale(d.scale, java.math.RoundingMode.UNNECESSARY).unscaledValue
+        if (u.bitLength < 64) Some(u.longValue) else None
+      } catch { case _: ArithmeticException => None }
+    case _ => None
   }
 
   @inline private def intAt(v: ColumnVector, i: Int): Long = dataType match {
@@ -255,6 +279,14 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
         case ShortType => var i = 0; while (i < n) { s(i) = java.lang.Long.compare(v.getShort(i), lit); i += 1 }
         case _ => var i = 0; while (i < n) { s(i) = java.lang.Long.compare(v.getInt(i), lit); i += 1 }
       }
+    }
+  }
+
+  private def compareUnscaled(op: CompareOp, lit: Long): Node = new CompareNode(op) {
+    protected def fillSigns(v: ColumnVector, n: Int, s: Array[Int]): Unit = {
+      var i = 0
+      if (kind == Kind.DecimalInt) while (i < n) { s(i) = java.lang.Long.compare(v.getInt(i), lit); i += 1 }
+      else while (i < n) { s(i) = java.lang.Long.compare(v.getLong(i), lit); i += 1 }
     }
   }
 

@@ -43,7 +43,8 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
 
   def run(block: BlockMetaData, rowGroup: RowGroupPlan, filters: Map[Int, Predicate]): Outcome = {
     val rowCount = rowGroup.rowCount
-    var selection = rowGroup.selection.getOrElse(RowSelection.all(rowCount))
+    val initial = rowGroup.selection.getOrElse(RowSelection.all(rowCount))
+    var selection = initial
     metrics.rowsScanned += selection.selectedCount
     val order = rule.order(filters.keys.toSeq, c => costPerRow(block, c))
     var sources = Map.empty[Int, PageSource]
@@ -59,9 +60,13 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
           if (filter.nullPasses) selection else RowSelection.none(rowCount)
         case ColumnPlan.Present(descriptor, sparkType, options) =>
           val chunk = FileReadPlan.chunkOf(block, descriptor)
+          // A scattered selection is not walked run by run: the column is decoded on every row of
+          // the row group's initial selection, and rows already dropped simply fail.
+          val scattered = (selection ne initial) && selection.meanRunLength < settings.selectionThreshold
+          val walk = if (scattered) initial else selection
           val pages = rowGroup.fetches(col) match {
             case Some(f) =>
-              val kept = ScanRanges.selectedPages(selection, f.locations)
+              val kept = ScanRanges.selectedPages(walk, f.locations)
               if (kept.length < f.locations.pages)
                 PageSource.forPages(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums,
                   f.locations, kept, settings.maxCoalesceGap)
@@ -73,7 +78,7 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
             options.copy(preserveDictionary = settings.dictionaryPredicates || settings.preserveDictionary))
           val column = cache.column(col, field.dataType)
           try {
-            val next = narrow(selection, reader, filter, column)
+            val next = narrow(walk, if (scattered) selection.toMask.toWords else null, reader, filter, column)
             if (column.complete) cached += col -> column
             next
           } finally reader.close()
@@ -93,8 +98,10 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
     case ColumnPlan.Missing => 0.0
   }
 
-  /** `selection` narrowed to the rows where `filter` is TRUE, decoding the column with `reader`. */
-  private def narrow(selection: RowSelection, reader: ColumnReader, filter: VectorFilter,
+  /** The rows of `selection` where `filter` is TRUE and, when `alive` (mask words over the row
+    * group) is given, whose bit in `alive` is set; decodes the column with `reader` on every row of
+    * `selection`. */
+  private def narrow(selection: RowSelection, alive: Array[Long], reader: ColumnReader, filter: VectorFilter,
       column: PredicateCache.Column): RowSelection = {
     val capacity = settings.batchSize
     val dt = filter.column.dataType
@@ -136,7 +143,10 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
       if (count > 0) {
         var i = 0
         while (i < out) {
-          if (pass(i)) { val at = k + i; mask((at >>> 6).toInt) |= 1L << (at & 63) }
+          if (pass(i) && (alive == null || ((alive(rows(i) >>> 6) >>> (rows(i) & 63)) & 1L) != 0)) {
+            val at = k + i
+            mask((at >>> 6).toInt) |= 1L << (at & 63)
+          }
           i += 1
         }
       }

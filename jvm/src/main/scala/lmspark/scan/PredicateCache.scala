@@ -53,7 +53,7 @@ final class PredicateCache(maxBytes: Long, capacity: Int, metrics: ScanMetrics) 
   /** Keeps rows `[0, n)` of `v` (row-group rows `rows[0, n)`, copied) for `c` if the bound allows;
     * otherwise evicts `c`. Returns whether `v` was kept (if not, it is released). */
   def offer(c: Column, v: WritableColumnVector, rows: Array[Int], n: Int): Boolean = {
-    if (c.evicted) { release(c.dataType, v); return false }
+    if (c.evicted || n == 0) { release(c.dataType, v); return false }
     val size = estimate(v, n, c.dataType)
     if (bytes + size > maxBytes) {
       evict(c)
@@ -106,7 +106,10 @@ final class PredicateCache(maxBytes: Long, capacity: Int, metrics: ScanMetrics) 
 object PredicateCache {
 
   /** One decoded batch: rows `[0, n)` of `vector` are row-group rows `rows[0, n)`. */
-  final class Batch(val vector: WritableColumnVector, val rows: Array[Int], val n: Int, val bytes: Long)
+  final class Batch(val vector: WritableColumnVector, val rows: Array[Int], val n: Int, val bytes: Long) {
+    /** The batch holds `n` consecutive rows. */
+    val contiguous: Boolean = n > 0 && rows(n - 1) - rows(0) == n - 1
+  }
 
   /** One column's cached batches; `complete` until evicted. */
   final class Column private[PredicateCache] (val index: Int, val dataType: DataType, metrics: ScanMetrics) {
@@ -125,11 +128,12 @@ object PredicateCache {
       while (i < n) {
         val r = rows(i)
         var b = batches(at)
-        while (pos >= b.n || b.rows(pos) < r) {
-          pos += 1
-          if (pos >= b.n) { at += 1; pos = 0; b = batches(at) }
-        }
-        if (b.rows(pos) != r) throw new IllegalStateException(s"internal error: row $r of column $index is not cached")
+        while (b.rows(b.n - 1) < r) { at += 1; pos = 0; b = batches(at) }
+        // Positions of a batch are increasing: contiguous ones index directly, others by search.
+        pos =
+          if (b.contiguous) r - b.rows(0)
+          else java.util.Arrays.binarySearch(b.rows, pos, b.n, r)
+        if (pos < 0 || b.rows(pos) != r) throw new IllegalStateException(s"internal error: row $r of column $index is not cached")
         copier.copy(b.vector, pos, out, i)
         i += 1
       }

@@ -67,7 +67,8 @@ abstract class RowSelection private[selection] () {
   final def andThen(other: RowSelection): RowSelection = {
     require(other.rowCount == selectedCount,
       s"andThen needs a selection over the $selectedCount selected rows, got one over ${other.rowCount} rows")
-    if (backing == Backing.Runs) Algebra.andThenRuns(toRuns, other.toRuns)
+    if (selectedCount == rowCount) other // every row selected: `other` is already over these rows
+    else if (backing == Backing.Runs) Algebra.andThenRuns(toRuns, other.toRuns)
     else Algebra.andThenMask(toMask, other.toMask)
   }
 
