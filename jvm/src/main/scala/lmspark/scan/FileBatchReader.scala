@@ -78,7 +78,7 @@ final class FileBatchReader(
   /** Present columns projected without being filtered. */
   private val outputOnly: Int = presentColumns.count(i => !filteredColumns.contains(i))
   private val lm = new LateMaterialization(settings)
-  private val cache = new PredicateCache(settings.predicateCacheMaxBytes, capacity, metrics)
+  private val cache = new PredicateCache(settings.predicateCacheMaxBytes, capacity, settings.preserveDictionary, metrics)
   private val pass = new FilterFirstPass(file, plan, settings, metrics, cache, lm)
   /** Page sources the filter-first pass already fetched for the current row group, by requested column. */
   private var refetch: Map[Int, PageSource] = Map.empty
@@ -166,9 +166,7 @@ final class FileBatchReader(
       while (k < presentColumns.length) {
         val c = fromCache(k)
         if (c != null) {
-          val v = dataVectors(presentColumns(k))
-          if (v.hasDictionary) v.setDictionary(null)
-          c.copyTo(rowOf, out, v)
+          c.copyTo(rowOf, out, dataVectors(presentColumns(k)))
         }
         k += 1
       }

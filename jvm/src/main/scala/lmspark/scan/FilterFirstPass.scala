@@ -151,13 +151,15 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
         }
       }
       k += out
-      cache.offer(column, v, rows, out)
+      cache.offer(column, v, if (v.hasDictionary) reader.vectorDictionary else null, rows, out)
       val t2 = System.nanoTime()
       metrics.decodeTimeNs += t1 - t0
       metrics.predicateTimeNs += t2 - t1
     }
     if (k != selected) throw new IllegalStateException(s"internal error: evaluated $k of $selected selected rows")
-    selection.andThen(RowSelection.fromMask(mask, selected))
+    val passed = RowSelection.fromMask(mask, selected)
+    // Over every row of the row group the mask is the selection itself (kept as a mask).
+    if (selected == selection.rowCount) passed else selection.andThen(passed)
   }
 
   /** The dictionary's entries as a vector of the column's type (lazily decoded by its getters). */

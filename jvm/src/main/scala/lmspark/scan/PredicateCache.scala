@@ -2,7 +2,7 @@ package lmspark.scan
 
 import scala.collection.mutable.ArrayBuffer
 
-import org.apache.spark.sql.execution.vectorized.{OnHeapColumnVector, WritableColumnVector}
+import org.apache.spark.sql.execution.vectorized.{Dictionary => SparkVectorDictionary, OnHeapColumnVector, WritableColumnVector}
 import org.apache.spark.sql.types.{BinaryType, DataType, StringType}
 
 import lmspark.column.VectorCopier
@@ -23,7 +23,8 @@ import lmspark.scan.PredicateCache.{Batch, Column}
   * Invariants: a column's positions are strictly increasing across its batches; `bytes` is the sum
   * of the estimates of the batches kept; vectors handed out are either kept, returned with
   * `release`, or closed by `close`. */
-final class PredicateCache(maxBytes: Long, capacity: Int, metrics: ScanMetrics) extends AutoCloseable {
+final class PredicateCache(maxBytes: Long, capacity: Int, preserveDictionary: Boolean, metrics: ScanMetrics)
+    extends AutoCloseable {
 
   private[this] val columns = ArrayBuffer.empty[Column]
   private[this] val free = scala.collection.mutable.HashMap.empty[DataType, List[WritableColumnVector]]
@@ -31,7 +32,7 @@ final class PredicateCache(maxBytes: Long, capacity: Int, metrics: ScanMetrics) 
 
   /** Starts caching column `index`. */
   def column(index: Int, dataType: DataType): Column = {
-    val c = new Column(index, dataType, metrics)
+    val c = new Column(index, dataType, metrics, preserveDictionary)
     if (maxBytes <= 0) c.evicted = true
     columns += c
     c
@@ -52,8 +53,9 @@ final class PredicateCache(maxBytes: Long, capacity: Int, metrics: ScanMetrics) 
 
   /** Keeps rows `[0, n)` of `v` (row-group rows `rows[0, n)`, copied) for `c` if the bound allows;
     * otherwise evicts `c`. Returns whether `v` was kept (if not, it is released). */
-  def offer(c: Column, v: WritableColumnVector, rows: Array[Int], n: Int): Boolean = {
+  def offer(c: Column, v: WritableColumnVector, dictionary: SparkVectorDictionary, rows: Array[Int], n: Int): Boolean = {
     if (c.evicted || n == 0) { release(c.dataType, v); return false }
+    c.encoded(if (v.hasDictionary) dictionary else null)
     val size = estimate(v, n, c.dataType)
     if (bytes + size > maxBytes) {
       evict(c)
@@ -112,18 +114,39 @@ object PredicateCache {
   }
 
   /** One column's cached batches; `complete` until evicted. */
-  final class Column private[PredicateCache] (val index: Int, val dataType: DataType, metrics: ScanMetrics) {
+  final class Column private[PredicateCache] (val index: Int, val dataType: DataType, metrics: ScanMetrics,
+      preserveDictionary: Boolean) {
     private[PredicateCache] val batches = ArrayBuffer.empty[Batch]
     private[PredicateCache] var evicted = false
     private[this] val copier = VectorCopier.forType(dataType).orNull
     private[this] var at = 0
     private[this] var pos = 0
+    /** The dictionary of every batch so far, while all are dictionary-encoded with the same one. */
+    private[PredicateCache] var dictionary: SparkVectorDictionary = _
+    private[PredicateCache] var mixed = false
+
+    /** Notes how the next offered batch is encoded (`d`: its dictionary, or null for values). */
+    private[PredicateCache] def encoded(d: SparkVectorDictionary): Unit =
+      if (!mixed) {
+        if (d == null || (batches.nonEmpty && !(d eq dictionary))) { mixed = true; dictionary = null }
+        else dictionary = d
+      }
 
     def complete: Boolean = !evicted && copier != null
 
     /** Copies the cached values of row-group rows `rows[0, n)` (increasing, every one cached, each
       * after the rows of earlier calls) into rows `[0, n)` of `out`. */
     def copyTo(rows: Array[Int], n: Int, out: WritableColumnVector): Unit = {
+      // Every batch holds ids of one dictionary: the output keeps them (dictionary-preserving).
+      val ids =
+        if (preserveDictionary && dictionary != null) {
+          val v = out.reserveDictionaryIds(n)
+          out.setDictionary(dictionary)
+          v
+        } else {
+          if (out.hasDictionary) out.setDictionary(null)
+          null
+        }
       var i = 0
       while (i < n) {
         val r = rows(i)
@@ -134,7 +157,9 @@ object PredicateCache {
           if (b.contiguous) r - b.rows(0)
           else java.util.Arrays.binarySearch(b.rows, pos, b.n, r)
         if (pos < 0 || b.rows(pos) != r) throw new IllegalStateException(s"internal error: row $r of column $index is not cached")
-        copier.copy(b.vector, pos, out, i)
+        if (ids != null) {
+          if (b.vector.isNullAt(pos)) out.putNull(i) else ids.putInt(i, b.vector.getDictionaryIds.getInt(pos))
+        } else copier.copy(b.vector, pos, out, i)
         i += 1
       }
       metrics.cacheHits += n

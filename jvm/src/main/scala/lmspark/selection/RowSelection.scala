@@ -67,7 +67,7 @@ abstract class RowSelection private[selection] () {
   final def andThen(other: RowSelection): RowSelection = {
     require(other.rowCount == selectedCount,
       s"andThen needs a selection over the $selectedCount selected rows, got one over ${other.rowCount} rows")
-    if (selectedCount == rowCount) other // every row selected: `other` is already over these rows
+    if (selectedCount == rowCount) other.withBacking(backing) // every row selected: `other` is over these rows
     else if (backing == Backing.Runs) Algebra.andThenRuns(toRuns, other.toRuns)
     else Algebra.andThenMask(toMask, other.toMask)
   }
