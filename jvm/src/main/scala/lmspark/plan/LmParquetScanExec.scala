@@ -122,9 +122,9 @@ case class LmParquetScanExec(
   }
 
   /** Rows: every batch of the wrapped scan (lmspark's or, for a file it hands over, Spark's
-    * reader) written row by row into one reused `UnsafeRow` per task. */
+    * reader) written row by row into one reused `UnsafeRow` per task. Spark calls it when the
+    * node was planned for rows; it is valid in either mode. */
   protected override def doExecute(): RDD[InternalRow] = {
-    if (columnarOutput) throw new UnsupportedOperationException(s"$nodeName was planned to produce batches")
     val numOutputRows = longMetric(LmMetrics.NumOutputRows)
     val types = schema.fields.map(_.dataType)
     wrapped.inputRDD.asInstanceOf[RDD[ColumnarBatch]].mapPartitions({ batches =>
