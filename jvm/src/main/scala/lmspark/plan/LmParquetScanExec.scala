@@ -15,12 +15,15 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.util.collection.BitSet
 
+import lmspark.LmConf
 import lmspark.predicate.{CatalystTranslator, Guarantees, Translation}
-import lmspark.scan.LmParquetFileFormat
+import lmspark.scan.{BatchRowWriter, LmParquetFileFormat}
 import lmspark.shim.{ScanFields, SparkScanShim}
 
 /**
- * lmspark's Parquet scan: a leaf node that produces `ColumnarBatch`es with lmspark's reader.
+ * lmspark's Parquet scan: a leaf node that produces `ColumnarBatch`es with lmspark's reader, or
+ * `UnsafeRow`s written straight from those batches' vectors ([[BatchRowWriter]]), as
+ * `spark.lmspark.output` says ([[columnarOutput]], fixed when the node is planned).
  *
  * It carries the same fields as the `FileSourceScanExec` it replaced, so that Spark's subquery,
  * dynamic-pruning and canonicalisation rules see its expressions. To execute, it rebuilds that
@@ -69,21 +72,35 @@ case class LmParquetScanExec(
 
   override lazy val metrics: Map[String, SQLMetric] = lmMetrics ++ wrapped.driverMetrics
 
-  override def supportsColumnar: Boolean = true
+  /**
+   * Whether this node produces batches (else rows), decided at planning from
+   * `spark.lmspark.output`: `columnar`, `row`, or for `auto` what Spark's own scan would do
+   * (batches only with whole-stage codegen on and at most `spark.sql.codegen.maxFields` fields).
+   * Rows need every column type to be writable by [[BatchRowWriter]]; otherwise batches.
+   */
+  @transient private lazy val columnarOutput: Boolean = LmConf.OUTPUT.get(conf) match {
+    case "columnar" => true
+    case "row" => !BatchRowWriter.supports(schema)
+    case _ => original.supportsColumnar || !BatchRowWriter.supports(schema)
+  }
 
-  override def vectorTypes: Option[Seq[String]] = wrapped.vectorTypes
+  override def supportsColumnar: Boolean = columnarOutput
+
+  override def vectorTypes: Option[Seq[String]] = if (columnarOutput) wrapped.vectorTypes else None
 
   override def outputPartitioning: Partitioning = original.outputPartitioning
 
   override def outputOrdering: Seq[SortOrder] = original.outputOrdering
 
-  /** Spark's scan metadata for EXPLAIN (lmspark's scan always produces batches), plus what lmspark
-    * prunes with (`LmPruningPredicate`) and the data filters it cannot use (`LmFiltersNotPruned`). */
+  /** Spark's scan metadata for EXPLAIN (`Batched` as this node's output mode), plus what it
+    * produces (`LmOutput`), what lmspark prunes with (`LmPruningPredicate`) and the data filters
+    * it cannot use (`LmFiltersNotPruned`). */
   private def explainMetadata: Seq[(String, String)] = {
-    val lm = Seq("LmPruningPredicate" -> translation.predicate.toString) ++
+    val lm = Seq("LmOutput" -> (if (columnarOutput) "columnar" else "row"),
+      "LmPruningPredicate" -> translation.predicate.toString) ++
       (if (translation.untranslated.isEmpty) Nil
        else Seq("LmFiltersNotPruned" -> translation.untranslated.map(_.sql).mkString("[", ", ", "]")))
-    (original.metadata + ("Batched" -> "true") ++ lm).toSeq.sortBy(_._1)
+    (original.metadata + ("Batched" -> columnarOutput.toString) ++ lm).toSeq.sortBy(_._1)
   }
 
   override def simpleString(maxFields: Int): String = {
@@ -104,8 +121,20 @@ case class LmParquetScanExec(
         |""".stripMargin
   }
 
-  protected override def doExecute(): RDD[InternalRow] =
-    throw new UnsupportedOperationException(s"$nodeName produces columnar batches only")
+  /** Rows: every batch of the wrapped scan (lmspark's or, for a file it hands over, Spark's
+    * reader) written row by row into one reused `UnsafeRow` per task. Spark calls it when the
+    * node was planned for rows; it is valid in either mode. */
+  protected override def doExecute(): RDD[InternalRow] = {
+    val numOutputRows = longMetric(LmMetrics.NumOutputRows)
+    val types = schema.fields.map(_.dataType)
+    wrapped.inputRDD.asInstanceOf[RDD[ColumnarBatch]].mapPartitions({ batches =>
+      val writer = new BatchRowWriter(types)
+      batches.flatMap { batch =>
+        numOutputRows += batch.numRows()
+        writer.rows(batch)
+      }
+    }, preservesPartitioning = true)
+  }
 
   protected override def doExecuteColumnar(): RDD[ColumnarBatch] = {
     val numOutputRows = longMetric(LmMetrics.NumOutputRows)

@@ -10,7 +10,13 @@ package lmspark
  *  - `RowGroupPruner.scala`: per row group, what checked metadata proves (statistics, guarantees,
  *    dictionaries, bloom filters, page indexes): skip it, or read it with a residual predicate, a
  *    page-index row selection and the pages to fetch per column ([[RowGroupPlan]]).
- *  - `FileBatchReader.scala`: row groups to `ColumnarBatch`es through the column readers, walking
- *    the row group's selection.
+ *  - `LateMaterialization.scala`: what a task learns about its filters (selectivity per column) and
+ *    the per-row-group choice between filter-first and decode-whole.
+ *  - `FilterFirstPass.scala`: decodes a row group's filtered columns one after the other on the
+ *    surviving rows, narrowing the selection with vectorized filters.
+ *  - `PredicateCache.scala`: the filtered columns' decoded batches, reused by the output.
+ *  - `FileBatchReader.scala`: row groups to `ColumnarBatch`es through the column readers and the
+ *    predicate cache, walking the row group's selection.
+ *  - `BatchRowWriter.scala`: batches to `UnsafeRow`s, when the scan's consumer takes rows.
  */
 package object scan
