@@ -65,7 +65,7 @@ PREDICATE_CACHE_MAX_BYTES = "spark.lmspark.predicateCache.maxBytes"
 LATE_MATERIALIZATION_DENSE_FRACTION = "spark.lmspark.lateMaterialization.denseFraction"
 
 #: Decode-whole rule, scattered case: a row group is also read whole when at most spark.lmspark.lateMaterialization.narrowColumns columns are projected without being filtered, the expected fraction of passing rows is at least this, and passing rows were scattered (mean run shorter than spark.lmspark.selection.threshold rows) in the earlier row groups. 1 disables the case.
-#: Default: 0.05.
+#: Default: 0.25.
 LATE_MATERIALIZATION_SCATTERED_FRACTION = "spark.lmspark.lateMaterialization.scatteredFraction"
 
 #: Decode-whole rule, scattered case: the most columns projected without being filtered for a projection to count as narrow.
@@ -98,7 +98,7 @@ DEFAULTS = {
     "spark.lmspark.dictionaryPredicates.enabled": "true",
     "spark.lmspark.predicateCache.maxBytes": "67108864",
     "spark.lmspark.lateMaterialization.denseFraction": "0.5",
-    "spark.lmspark.lateMaterialization.scatteredFraction": "0.05",
+    "spark.lmspark.lateMaterialization.scatteredFraction": "0.25",
     "spark.lmspark.lateMaterialization.narrowColumns": "1",
     "spark.lmspark.lateMaterialization.exploreEvery": "8",
     "spark.lmspark.output": "auto",

@@ -150,7 +150,7 @@ object LmConf {
       "filters) when the fraction of its rows expected to pass the filters, learnt from the earlier row " +
       "groups of the task, is at least this. 1 never reads whole for density.")
 
-  val LM_SCATTERED_FRACTION: Entry[Double] = fraction("spark.lmspark.lateMaterialization.scatteredFraction", default = 0.05, "pipeline",
+  val LM_SCATTERED_FRACTION: Entry[Double] = fraction("spark.lmspark.lateMaterialization.scatteredFraction", default = 0.25, "pipeline",
     "Decode-whole rule, scattered case: a row group is also read whole when at most " +
       "spark.lmspark.lateMaterialization.narrowColumns columns are projected without being filtered, the " +
       "expected fraction of passing rows is at least this, and passing rows were scattered (mean run " +

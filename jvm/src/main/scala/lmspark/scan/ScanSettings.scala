@@ -40,7 +40,7 @@ final case class ScanSettings(
     dictionaryPredicates: Boolean = true,
     predicateCacheMaxBytes: Long = 64L << 20,
     denseFraction: Double = 0.5,
-    scatteredFraction: Double = 0.05,
+    scatteredFraction: Double = 0.25,
     narrowColumns: Int = 1,
     exploreEvery: Int = 8,
     selectionThreshold: Int = 11)
