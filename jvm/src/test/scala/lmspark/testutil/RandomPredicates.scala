@@ -143,7 +143,8 @@ final class RandomPredicates(columns: IndexedSeq[FilterColumn], r: Random) {
         val bd = v.asInstanceOf[java.math.BigDecimal]
         r.nextInt(3) match {
           case 0 =>
-            val wider = DecimalType(math.min(38, t.precision + 6), math.min(38, t.scale + 2))
+            // Wider on both sides of the point, as far as 38 digits allow (never fewer integer digits).
+            val wider = DecimalType(math.min(38, t.precision + 6), t.scale + math.max(0, math.min(2, 38 - t.precision)))
             s"CAST($n AS DECIMAL(${wider.precision},${wider.scale})) $op ${literal(wider, bd.setScale(wider.scale))}"
           case 1 => s"CAST($n AS DOUBLE) $op ${literal(DoubleType, bd.doubleValue())}"
           case _ => s"$n $op ${bd.toPlainString}BD"
