@@ -253,19 +253,16 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
     (t, (if (op == NullSafeEq) Kleene.F else Kleene.N).toByte)
   }
 
-  /** Fills `out` from `sign(i)` (the comparison of row `i` with the literal) for non-null rows. */
+  /** Fills `out` from `sign(v, i)` (the comparison of row `i` with the literal), read only for
+    * non-null rows: a NULL row of a dictionary-encoded vector has no valid id to decode. */
   private abstract class CompareNode(op: CompareOp) extends Node {
     private[this] val (t, nullResult) = test(op)
-    private[this] var signs = new Array[Int](0)
-    protected def fillSigns(v: ColumnVector, n: Int, signs: Array[Int]): Unit
+    protected def sign(v: ColumnVector, i: Int): Int
     def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = {
-      if (signs.length < n) signs = new Array[Int](math.max(n, 1024))
-      fillSigns(v, n, signs)
-      val s = signs
       val hasNull = v.hasNull
       var i = 0
       while (i < n) {
-        out(i) = if (hasNull && v.isNullAt(i)) nullResult else if (t(s(i))) Kleene.T.toByte else Kleene.F.toByte
+        out(i) = if (hasNull && v.isNullAt(i)) nullResult else if (t(sign(v, i))) Kleene.T.toByte else Kleene.F.toByte
         i += 1
       }
     }
@@ -273,31 +270,20 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
 
   private def compareInts(op: CompareOp, value: Any): Node = {
     val lit = intOrLong(value)
-    new CompareNode(op) {
-      protected def fillSigns(v: ColumnVector, n: Int, s: Array[Int]): Unit = dataType match {
-        case ByteType => var i = 0; while (i < n) { s(i) = java.lang.Long.compare(v.getByte(i), lit); i += 1 }
-        case ShortType => var i = 0; while (i < n) { s(i) = java.lang.Long.compare(v.getShort(i), lit); i += 1 }
-        case _ => var i = 0; while (i < n) { s(i) = java.lang.Long.compare(v.getInt(i), lit); i += 1 }
-      }
+    dataType match {
+      case ByteType => new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = java.lang.Long.compare(v.getByte(i), lit) }
+      case ShortType => new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = java.lang.Long.compare(v.getShort(i), lit) }
+      case _ => new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = java.lang.Long.compare(v.getInt(i), lit) }
     }
   }
 
-  private def compareUnscaled(op: CompareOp, lit: Long): Node = new CompareNode(op) {
-    protected def fillSigns(v: ColumnVector, n: Int, s: Array[Int]): Unit = {
-      var i = 0
-      if (kind == Kind.DecimalInt) while (i < n) { s(i) = java.lang.Long.compare(v.getInt(i), lit); i += 1 }
-      else while (i < n) { s(i) = java.lang.Long.compare(v.getLong(i), lit); i += 1 }
-    }
-  }
+  private def compareUnscaled(op: CompareOp, lit: Long): Node =
+    if (kind == Kind.DecimalInt) new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = java.lang.Long.compare(v.getInt(i), lit) }
+    else new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = java.lang.Long.compare(v.getLong(i), lit) }
 
   private def compareLongs(op: CompareOp, value: Any): Node = {
     val lit = intOrLong(value)
-    new CompareNode(op) {
-      protected def fillSigns(v: ColumnVector, n: Int, s: Array[Int]): Unit = {
-        var i = 0
-        while (i < n) { s(i) = java.lang.Long.compare(v.getLong(i), lit); i += 1 }
-      }
-    }
+    new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = java.lang.Long.compare(v.getLong(i), lit) }
   }
 
   /** Spark's order for floating point: NaN greatest and equal to itself, -0.0 == 0.0. */
@@ -311,24 +297,12 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
       case d: Double => d
       case other => throw new IllegalArgumentException(s"not a floating literal: $other")
     }
-    new CompareNode(op) {
-      protected def fillSigns(v: ColumnVector, n: Int, s: Array[Int]): Unit = {
-        var i = 0
-        if (dataType == FloatType) while (i < n) { s(i) = compareDoubles(v.getFloat(i).toDouble, lit); i += 1 }
-        else while (i < n) { s(i) = compareDoubles(v.getDouble(i), lit); i += 1 }
-      }
-    }
+    if (dataType == FloatType) new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = compareDoubles(v.getFloat(i).toDouble, lit) }
+    else new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = compareDoubles(v.getDouble(i), lit) }
   }
 
   private def compareStrings(op: CompareOp, lit: UTF8String): Node = new CompareNode(op) {
-    protected def fillSigns(v: ColumnVector, n: Int, s: Array[Int]): Unit = {
-      var i = 0
-      while (i < n) {
-        val u = v.getUTF8String(i) // null on a NULL row, whose sign is not used
-        s(i) = if (u == null) 0 else Integer.signum(u.binaryCompare(lit))
-        i += 1
-      }
-    }
+    protected def sign(v: ColumnVector, i: Int): Int = Integer.signum(v.getUTF8String(i).binaryCompare(lit))
   }
 
   /** Any leaf, through [[Evaluator]] on each row's boxed Catalyst value (casts applied). */
