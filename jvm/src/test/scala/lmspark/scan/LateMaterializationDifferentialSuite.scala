@@ -49,8 +49,7 @@ class LateMaterializationDifferentialSuite extends AnyFunSuite with LmSparkSessi
     "spark.sql.datetime.java8API.enabled" -> "true",
     "spark.sql.shuffle.partitions" -> "1",
     "spark.sql.codegen.wholeStage" -> "false",
-    "spark.sql.codegen.factoryMode" -> "NO_CODEGEN") ++
-    sys.env.get("LMDIFF_EXTRA_CONF").toSeq.flatMap(_.split(",")).filter(_.contains("=")).map(_.split("=", 2)).map(a => a(0) -> a(1))
+    "spark.sql.codegen.factoryMode" -> "NO_CODEGEN")
 
   private val seed: Long = sys.env.get("LMSPARK_TEST_SEED").map(_.trim.toLong).getOrElse(20261122L)
   private val onlyCase: Option[Int] = sys.env.get("LMSPARK_TEST_CASE").map(_.trim).filter(_.nonEmpty).map(_.toInt)
