@@ -40,15 +40,8 @@ object Evaluator {
     l match {
       case Compare(_, op, value) =>
         val ord = Values.ordering(dt)
-        import CompareOp._
-        val test: Int => Boolean = op match {
-          case Eq | NullSafeEq => _ == 0
-          case Lt => _ < 0
-          case Le => _ <= 0
-          case Gt => _ > 0
-          case Ge => _ >= 0
-        }
-        val nullResult = if (op == NullSafeEq) Kleene.F else Kleene.N
+        val test = signTest(op)
+        val nullResult = nullCompare(op)
         v => if (v == null) nullResult else if (test(ord.compare(v, value))) Kleene.T else Kleene.F
       case In(_, values, hasNull) =>
         val member = membership(values, Values.ordering(dt))
@@ -61,6 +54,21 @@ object Evaluator {
       case Contains(_, s) => stringFn(_.contains(s))
     }
   }
+
+  /** Whether a comparison's sign (of `value compare literal`) satisfies `op`. */
+  def signTest(op: CompareOp): Int => Boolean = {
+    import CompareOp._
+    op match {
+      case Eq | NullSafeEq => _ == 0
+      case Lt => _ < 0
+      case Le => _ <= 0
+      case Gt => _ > 0
+      case Ge => _ >= 0
+    }
+  }
+
+  /** A comparison's result on NULL: FALSE for `<=>`, NULL for the others. */
+  def nullCompare(op: CompareOp): Int = if (op == CompareOp.NullSafeEq) Kleene.F else Kleene.N
 
   private def stringFn(f: UTF8String => Boolean): Any => Int =
     v => if (v == null) Kleene.N else if (f(v.asInstanceOf[UTF8String])) Kleene.T else Kleene.F

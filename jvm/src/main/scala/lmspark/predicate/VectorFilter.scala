@@ -240,23 +240,11 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
     }
   }
 
-  /** The comparison's sign test, and its result on NULL (`<=>` gives FALSE, the others NULL). */
-  private def test(op: CompareOp): (Int => Boolean, Byte) = {
-    import CompareOp._
-    val t: Int => Boolean = op match {
-      case Eq | NullSafeEq => _ == 0
-      case Lt => _ < 0
-      case Le => _ <= 0
-      case Gt => _ > 0
-      case Ge => _ >= 0
-    }
-    (t, (if (op == NullSafeEq) Kleene.F else Kleene.N).toByte)
-  }
-
   /** Fills `out` from `sign(v, i)` (the comparison of row `i` with the literal), read only for
     * non-null rows: a NULL row of a dictionary-encoded vector has no valid id to decode. */
   private abstract class CompareNode(op: CompareOp) extends Node {
-    private[this] val (t, nullResult) = test(op)
+    private[this] val t = Evaluator.signTest(op)
+    private[this] val nullResult = Evaluator.nullCompare(op).toByte
     protected def sign(v: ColumnVector, i: Int): Int
     def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = {
       val hasNull = v.hasNull

@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.scalatest.funsuite.AnyFunSuite
 
 import lmspark.plan.LmMetrics
-import lmspark.testutil.{DiffFileSpec, DiffFiles, FilterColumn, LmCase, LmCases, LmFlags, LmSparkSession, Projection,
+import lmspark.testutil.{PageStarts, DiffFileSpec, DiffFiles, FilterColumn, LmCase, LmCases, LmFlags, LmSparkSession, Projection,
   RowMultiset}
 
 /**
@@ -76,23 +76,6 @@ class LateMaterializationDifferentialSuite extends AnyFunSuite with LmSparkSessi
     def source: String = s"parquet.`$path`"
   }
 
-  /** First rows of the pages of each row group's first column, as row numbers in the file. */
-  private def pageStarts(file: Path): IndexedSeq[Int] = {
-    val r = ParquetFileReader.open(new LocalInputFile(file))
-    try {
-      var start = 0L
-      val out = ArrayBuffer.empty[Int]
-      r.getRowGroups.asScala.foreach { b =>
-        Try(r.readOffsetIndex(b.getColumns.get(0))).toOption.flatMap(Option(_)) match {
-          case Some(oi) => (0 until oi.getPageCount).foreach(p => out += (start + oi.getFirstRowIndex(p)).toInt)
-          case None => out += start.toInt
-        }
-        start += b.getRowCount
-      }
-      out.toIndexedSeq
-    } finally r.close()
-  }
-
   private def load(index: Int): Table = {
     val spec = DiffFiles.spec(seed, index)
     try loadSpec(index, spec)
@@ -104,7 +87,7 @@ class LateMaterializationDifferentialSuite extends AnyFunSuite with LmSparkSessi
     val path = DiffFiles.write(spark, spec, Paths.get(newDir(s"lmdiff-$index")))
     val df = spark.read.parquet(path.toString)
     val (rows, referenceConf) = referenceRead(spec, spark.read.parquet(path.toString))
-    val starts = pageStarts(path)
+    val starts = PageStarts.of(path)
     val columns = df.schema.fields.toIndexedSeq.zipWithIndex.map { case (f, i) =>
       FilterColumn(f.name, f.dataType, rows.toIndexedSeq.map(_.get(i)), starts)
     }

@@ -18,7 +18,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import lmspark.LmConf
 import lmspark.io.CodecFixtures
 import lmspark.plan.LmMetrics
-import lmspark.testutil.{FilterColumn, LmSparkSession, RandomPredicates}
+import lmspark.testutil.{PageStarts, FilterColumn, LmSparkSession, RandomPredicates}
 
 /**
  * Row-group and page pruning, differentially: seeded random filter predicates over files with page
@@ -73,30 +73,12 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
     if (Files.isDirectory(p)) Files.list(p).iterator().asScala.filter(_.toString.endsWith(".parquet")).toSeq.head else p
   }
 
-  /** First rows of the pages of each row group's first column (row group starts when there is no
-    * offset index), as row numbers in the file. */
-  private def pageStarts(file: Path): IndexedSeq[Int] = {
-    val r = ParquetFileReader.open(new LocalInputFile(file))
-    try {
-      var start = 0L
-      val out = ArrayBuffer.empty[Int]
-      r.getRowGroups.asScala.foreach { b =>
-        Try(r.readOffsetIndex(b.getColumns.get(0))).toOption.flatMap(Option(_)) match {
-          case Some(oi) => (0 until oi.getPageCount).foreach(p => out += (start + oi.getFirstRowIndex(p)).toInt)
-          case None => out += start.toInt
-        }
-        start += b.getRowCount
-      }
-      out.toIndexedSeq
-    } finally r.close()
-  }
-
   private def load(label: String, path: String, schema: Option[String] = None, sortedBy: Option[String] = None,
       readByLmspark: Boolean = true): Table = {
     val t0 = System.nanoTime()
     val df = schema.fold(spark.read)(s => spark.read.schema(s)).parquet(path)
     val rows = referenceRows(df)
-    val starts = pageStarts(parquetFile(path))
+    val starts = PageStarts.of(parquetFile(path))
     val columns = df.schema.fields.toIndexedSeq.zipWithIndex.map { case (f, i) =>
       FilterColumn(f.name, f.dataType, rows.toIndexedSeq.map(_.get(i)), starts)
     }
