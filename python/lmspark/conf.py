@@ -60,7 +60,7 @@ DICTIONARY_PREDICATES_ENABLED = "spark.lmspark.dictionaryPredicates.enabled"
 #: Default: 67108864.
 PREDICATE_CACHE_MAX_BYTES = "spark.lmspark.predicateCache.maxBytes"
 
-#: Decode-whole rule, dense case: a row group is read whole (no filter-first pass; Spark's Filter filters) when the fraction of its rows expected to pass the filters, learnt from the earlier row groups of the task, is at least this. 1 never reads whole for density.
+#: Decode-whole rule, dense case: a row group is read whole (no filter-first pass; Spark's Filter filters) when the fraction of its rows expected to pass the filters, learnt from the earlier row groups of the same file split, is at least this. 1 never reads whole for density.
 #: Default: 0.5.
 LATE_MATERIALIZATION_DENSE_FRACTION = "spark.lmspark.lateMaterialization.denseFraction"
 

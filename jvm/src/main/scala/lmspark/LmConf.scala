@@ -148,7 +148,7 @@ object LmConf {
   val LM_DENSE_FRACTION: Entry[Double] = fraction("spark.lmspark.lateMaterialization.denseFraction", default = 0.5, "pipeline",
     "Decode-whole rule, dense case: a row group is read whole (no filter-first pass; Spark's Filter " +
       "filters) when the fraction of its rows expected to pass the filters, learnt from the earlier row " +
-      "groups of the task, is at least this. 1 never reads whole for density.")
+      "groups of the same file split, is at least this. 1 never reads whole for density.")
 
   val LM_SCATTERED_FRACTION: Entry[Double] = fraction("spark.lmspark.lateMaterialization.scatteredFraction", default = 0.25, "pipeline",
     "Decode-whole rule, scattered case: a row group is also read whole when at most " +

@@ -230,19 +230,20 @@ final class FileBatchReader(
         val fetch = rowGroup.fetches(i)
         metrics.pagesPruned += fetch.fold(0)(_.pruned)
         metrics.pagesTotal += fetch.fold(0)(_.locations.pages)
-        if (fromCache(k) != null) null else {
-        val pages = fetch match {
-          case _ if refetch.contains(i) => refetch(i).reopen()
-          case Some(f) if f.pruned > 0 =>
-            PageSource.forPages(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums,
-              f.locations, f.kept, settings.maxCoalesceGap)
-          case _ => PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
-        }
-        metrics.bytesRead += pages.bytesRead
-        sources(k) = pages
-        sourcePagesKnown(k) = fetch.isDefined
-        ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
-          options.copy(preserveDictionary = settings.preserveDictionary))
+        if (fromCache(k) != null) null // copied from the predicate cache
+        else {
+          val pages = fetch match {
+            case _ if refetch.contains(i) => refetch(i).reopen()
+            case Some(f) if f.pruned > 0 =>
+              PageSource.forPages(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums,
+                f.locations, f.kept, settings.maxCoalesceGap)
+            case _ => PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
+          }
+          metrics.bytesRead += pages.bytesRead
+          sources(k) = pages
+          sourcePagesKnown(k) = fetch.isDefined
+          ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
+            options.copy(preserveDictionary = settings.preserveDictionary))
         }
       }
     }

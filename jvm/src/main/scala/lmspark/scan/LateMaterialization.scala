@@ -2,7 +2,7 @@ package lmspark.scan
 
 import scala.collection.mutable
 
-/** What one task has learnt about its filters, and the per-row-group choice it makes from that:
+/** What one file split's reader has learnt about its filters, and the per-row-group choice it makes from that:
   * read the row group filter-first (late materialization) or decode it whole.
   *
   * Learning: for every filtered column, the rows that entered its step and the rows that passed it,
@@ -21,11 +21,11 @@ import scala.collection.mutable
   *    scatteredFraction`, and the selections seen so far were scattered (mean run of passing rows
   *    shorter than `selectionThreshold`): the few output-only columns would be read and skipped in
   *    short runs, which costs more than decoding them whole.
-  * The first row group of a task is always read filter-first (nothing is known yet), and of the row
+  * The first row group of a file split is always read filter-first (nothing is known yet), and of the row
   * groups the rule decodes whole, every `exploreEvery`-th is read filter-first anyway, so that the
   * estimates follow the data. Decoding whole leaves the rows to Spark's `Filter` above the scan.
   *
-  * Not thread-safe: one instance per task's reader. */
+  * Not thread-safe: one instance per [[FileBatchReader]] (one file split). */
 final class LateMaterialization(settings: ScanSettings) {
   private[this] val entered = mutable.HashMap.empty[Int, Long].withDefaultValue(0L)
   private[this] val passed = mutable.HashMap.empty[Int, Long].withDefaultValue(0L)
