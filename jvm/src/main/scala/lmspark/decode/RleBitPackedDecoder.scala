@@ -85,6 +85,10 @@ final class RleBitPackedDecoder extends LevelDecoder {
     }
   }
 
+  /** Unpacks the current bit-packed run. Value `i` starts at bit `8 * packedStart + i * bitWidth`
+    * (LSB first): while 8 bytes from its first byte lie in the array it is one unaligned load, a
+    * shift and a mask (widths up to 32 bits span at most 5 bytes); the last few byte by byte. The
+    * run's count was cut to the bytes present, so no value needs a byte past `end`. */
   private def ensureUnpacked(): Unit = if (!unpackedValid) {
     val n = packedCount
     if (unpacked.length < n) unpacked = new Array[Int](math.max(n, unpacked.length * 2))
@@ -93,20 +97,22 @@ final class RleBitPackedDecoder extends LevelDecoder {
     if (bw == 0) java.util.Arrays.fill(out, 0, n, 0)
     else {
       val mask = if (bw == 32) 0xffffffffL else (1L << bw) - 1
-      var acc = 0L
-      var accBits = 0
-      var p = packedStart
-      var i = 0
       val b = bytes
+      val lastLoad = b.length - 8
+      var bit = packedStart.toLong * 8
+      var i = 0
+      while (i < n && (bit >>> 3) <= lastLoad) {
+        out(i) = ((LittleEndian.int64(b, (bit >>> 3).toInt) >>> (bit & 7)) & mask).toInt
+        bit += bw
+        i += 1
+      }
       while (i < n) {
-        while (accBits < bw) {
-          acc |= (b(p) & 0xffL) << accBits
-          p += 1
-          accBits += 8
-        }
-        out(i) = (acc & mask).toInt
-        acc >>>= bw
-        accBits -= bw
+        val p = (bit >>> 3).toInt
+        var acc = 0L
+        var j = 0
+        while (j < 5 && p + j < b.length) { acc |= (b(p + j) & 0xffL) << (8 * j); j += 1 }
+        out(i) = ((acc >>> (bit & 7)) & mask).toInt
+        bit += bw
         i += 1
       }
     }

@@ -33,51 +33,35 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
   private[this] lazy val root: Node = compile(predicate)
   private[this] var result: Array[Byte] = new Array[Byte](0)
 
-  /** Sets `out(i)` to whether the predicate is TRUE on row `i` of `v`, for `i < n`; returns how many
-    * are. `v` must not be dictionary-encoded (its getters decode lazily otherwise, which is correct but slow). */
-  def evaluate(v: ColumnVector, n: Int, out: Array[Boolean]): Int = {
-    val r = kleene(v, n)
-    var count = 0
-    var i = 0
-    while (i < n) {
-      val t = r(i) == Kleene.T
-      out(i) = t
-      if (t) count += 1
-      i += 1
-    }
-    count
-  }
+  /** Row `i`'s Kleene result ([[Kleene]] T = 1, F = 2, N = 4) for `i < n`: bit 0 is set exactly on
+    * the rows where the predicate is TRUE. The array is scratch, valid until the next call. `v` must
+    * not be dictionary-encoded (its getters decode lazily otherwise, which is correct but slow). */
+  def evaluate(v: ColumnVector, n: Int): Array[Byte] = kleene(v, n)
 
-  /** The predicate's TRUE-ness per dictionary entry: `entries` holds the dictionary's values
-    * (no NULLs) as a vector of the column's type. */
-  def evaluateDictionary(entries: ColumnVector, size: Int): Array[Boolean] = {
-    val out = new Array[Boolean](size)
-    evaluate(entries, size, out)
+  /** The predicate's TRUE-ness per dictionary entry, 1 or 0: `entries` holds the dictionary's
+    * values (no NULLs) as a vector of the column's type. */
+  def evaluateDictionary(entries: ColumnVector, size: Int): Array[Byte] = {
+    val r = kleene(entries, size)
+    val out = new Array[Byte](size)
+    var i = 0
+    while (i < size) { out(i) = (r(i) & Kleene.T).toByte; i += 1 }
     out
   }
 
   /** Like `evaluate`, for a vector whose non-null rows are dictionary ids (`ids`) of a dictionary
-    * whose entries passed as `passing` (from `evaluateDictionary`). */
-  def evaluateIds(v: ColumnVector, ids: ColumnVector, passing: Array[Boolean], n: Int, out: Array[Boolean]): Int = {
-    var count = 0
+    * whose entries passed as `passing` (from `evaluateDictionary`): sets `out(i)` to 1 where the
+    * predicate is TRUE on row `i`, else 0. The id of a NULL row is never read. */
+  def evaluateIds(v: ColumnVector, ids: ColumnVector, passing: Array[Byte], n: Int, out: Array[Byte]): Unit = {
     var i = 0
     if (!v.hasNull) {
-      while (i < n) {
-        val t = passing(ids.getInt(i))
-        out(i) = t
-        if (t) count += 1
-        i += 1
-      }
+      while (i < n) { out(i) = passing(ids.getInt(i)); i += 1 }
     } else {
-      val np = nullPasses
+      val np: Byte = if (nullPasses) 1 else 0
       while (i < n) {
-        val t = if (v.isNullAt(i)) np else passing(ids.getInt(i))
-        out(i) = t
-        if (t) count += 1
+        out(i) = if (v.isNullAt(i)) np else passing(ids.getInt(i))
         i += 1
       }
     }
-    count
   }
 
   private def kleene(v: ColumnVector, n: Int): Array[Byte] = {

@@ -1,6 +1,9 @@
 package lmspark.scan
 
+import scala.collection.mutable
+
 import org.apache.parquet.hadoop.metadata.BlockMetaData
+import org.apache.spark.sql.types.DataType
 import org.apache.spark.sql.execution.vectorized.{OnHeapColumnVector, WritableColumnVector}
 
 import lmspark.column.{ColumnReader, ColumnReaderFactory, SparkDictionary}
@@ -108,9 +111,9 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
     val selected = selection.selectedCount
     val mask = new Array[Long](((selected + 63) >>> 6).toInt)
     val rows = new Array[Int](capacity)
-    val pass = new Array[Boolean](capacity)
+    val ids = new Array[Byte](capacity)
     var dictionary: SparkDictionary = null
-    var passing: Array[Boolean] = null
+    var passing: Array[Byte] = null
     var k = 0L // selected rows evaluated so far
     val cursor = new SelectionCursor(selection, SelectionStrategy.Selectors, capacity)
     while (cursor.nextBatch()) {
@@ -131,25 +134,33 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
       }
       val t1 = System.nanoTime()
       metrics.valuesDecoded += out
-      val count =
+      // Bit 0 of pass(i) is set where the column's conjuncts are TRUE on batch row i.
+      val pass =
         if (v.hasDictionary && settings.dictionaryPredicates) {
           val d = reader.vectorDictionary
           if (!(d eq dictionary)) {
             dictionary = d
             passing = filter.evaluateDictionary(entries(d, v), d.size)
           }
-          filter.evaluateIds(v, v.getDictionaryIds, passing, out, pass)
-        } else filter.evaluate(v, out, pass)
-      if (count > 0) {
-        var i = 0
-        while (i < out) {
-          if (pass(i) && (alive == null || ((alive(rows(i) >>> 6) >>> (rows(i) & 63)) & 1L) != 0)) {
-            val at = k + i
-            mask((at >>> 6).toInt) |= 1L << (at & 63)
-          }
-          i += 1
-        }
+          filter.evaluateIds(v, v.getDictionaryIds, passing, out, ids)
+          ids
+        } else filter.evaluate(v, out)
+      // Branch-free fold into the mask (bit k + i), ANDed with the row's alive bit when given; bits
+      // gather in a register and go to the mask a word at a time.
+      var word = (k >>> 6).toInt
+      var bit = (k & 63).toInt
+      var acc = 0L
+      var i = 0
+      while (i < out) {
+        val b =
+          if (alive == null) pass(i) & 1L
+          else { val r = rows(i); pass(i) & (alive(r >>> 6) >>> (r & 63)) & 1L }
+        acc |= b << bit
+        bit += 1
+        if (bit == 64) { mask(word) |= acc; word += 1; bit = 0; acc = 0L }
+        i += 1
       }
+      if (bit != 0) mask(word) |= acc
       k += out
       cache.offer(column, v, if (v.hasDictionary) reader.vectorDictionary else null, rows, out)
       val t2 = System.nanoTime()
@@ -162,10 +173,19 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
     if (selected == selection.rowCount) passed else selection.andThen(passed)
   }
 
-  /** The dictionary's entries as a vector of the column's type (lazily decoded by its getters). */
+  /** One vector per type, reused for every dictionary the pass evaluates (building a column vector
+    * is not cheap: each construction reads the session conf). */
+  private[this] val entryVectors = mutable.HashMap.empty[DataType, WritableColumnVector]
+
+  /** The dictionary's entries as a vector of the column's type (lazily decoded by its getters):
+    * row `i` is entry `i`. Valid until the next call for the same type. */
   private def entries(d: SparkDictionary, like: WritableColumnVector): WritableColumnVector = {
-    val v = new OnHeapColumnVector(d.size, like.dataType())
-    val ids = v.reserveDictionaryIds(d.size)
+    val n = math.max(d.size, 1)
+    val v = entryVectors.getOrElseUpdate(like.dataType(), new OnHeapColumnVector(n, like.dataType()))
+    v.setDictionary(null)
+    v.reset()
+    v.reserve(n)
+    val ids = v.reserveDictionaryIds(n)
     var i = 0
     while (i < d.size) { ids.putInt(i, i); i += 1 }
     v.setDictionary(d)

@@ -62,7 +62,8 @@ final class PredicateCache(maxBytes: Long, capacity: Int, preserveDictionary: Bo
       release(c.dataType, v)
       false
     } else {
-      c.batches += new Batch(v, java.util.Arrays.copyOf(rows, n), n, size)
+      val contiguous = rows(n - 1) - rows(0) == n - 1
+      c.batches += new Batch(v, if (contiguous) null else java.util.Arrays.copyOf(rows, n), rows(0), n, size)
       bytes += size
       true
     }
@@ -107,10 +108,21 @@ final class PredicateCache(maxBytes: Long, capacity: Int, preserveDictionary: Bo
 
 object PredicateCache {
 
-  /** One decoded batch: rows `[0, n)` of `vector` are row-group rows `rows[0, n)`. */
-  final class Batch(val vector: WritableColumnVector, val rows: Array[Int], val n: Int, val bytes: Long) {
+  /** One decoded batch: rows `[0, n)` of `vector` are row-group rows `first until first + n` when
+    * `rows` is null (a contiguous batch, the common case), else `rows[0, n)` (increasing). */
+  final class Batch(val vector: WritableColumnVector, rows: Array[Int], val first: Int, val n: Int, val bytes: Long) {
     /** The batch holds `n` consecutive rows. */
-    val contiguous: Boolean = n > 0 && rows(n - 1) - rows(0) == n - 1
+    val contiguous: Boolean = rows == null
+    /** The last row-group row the batch holds. */
+    val last: Int = if (contiguous) first + n - 1 else rows(n - 1)
+
+    /** The position of row-group row `r` in the batch, searching from position `from`; -1 if absent. */
+    def positionOf(r: Int, from: Int): Int =
+      if (contiguous) { if (r >= first && r <= last) r - first else -1 }
+      else {
+        val p = java.util.Arrays.binarySearch(rows, from, n, r)
+        if (p < 0) -1 else p
+      }
   }
 
   /** One column's cached batches; `complete` until evicted. */
@@ -151,12 +163,10 @@ object PredicateCache {
       while (i < n) {
         val r = rows(i)
         var b = batches(at)
-        while (b.rows(b.n - 1) < r) { at += 1; pos = 0; b = batches(at) }
+        while (b.last < r) { at += 1; pos = 0; b = batches(at) }
         // Positions of a batch are increasing: contiguous ones index directly, others by search.
-        pos =
-          if (b.contiguous) r - b.rows(0)
-          else java.util.Arrays.binarySearch(b.rows, pos, b.n, r)
-        if (pos < 0 || b.rows(pos) != r) throw new IllegalStateException(s"internal error: row $r of column $index is not cached")
+        pos = b.positionOf(r, pos)
+        if (pos < 0) throw new IllegalStateException(s"internal error: row $r of column $index is not cached")
         if (ids != null) {
           if (b.vector.isNullAt(pos)) out.putNull(i) else ids.putInt(i, b.vector.getDictionaryIds.getInt(pos))
         } else copier.copy(b.vector, pos, out, i)
