@@ -104,11 +104,15 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
   /** The rows of `selection` where `filter` is TRUE and, when `alive` (mask words over the row
     * group) is given, whose bit in `alive` is set; decodes the column with `reader` on every row of
     * `selection`. */
-  private def narrow(selection: RowSelection, alive: Array[Long], reader: ColumnReader, filter: VectorFilter,
+  private def narrow(selection: RowSelection, aliveWords: Array[Long], reader: ColumnReader, filter: VectorFilter,
       column: PredicateCache.Column): RowSelection = {
     val capacity = settings.batchSize
     val dt = filter.column.dataType
     val selected = selection.selectedCount
+    // Over every row of the row group, mask bit k is row k: `alive` is ANDed in word by word at the
+    // end instead of row by row.
+    val everyRow = selected == selection.rowCount
+    val alive = if (everyRow) null else aliveWords
     val mask = new Array[Long](((selected + 63) >>> 6).toInt)
     val rows = new Array[Int](capacity)
     val ids = new Array[Byte](capacity)
@@ -168,6 +172,10 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
       metrics.predicateTimeNs += t2 - t1
     }
     if (k != selected) throw new IllegalStateException(s"internal error: evaluated $k of $selected selected rows")
+    if (everyRow && aliveWords != null) {
+      var w = 0
+      while (w < mask.length) { mask(w) &= aliveWords(w); w += 1 }
+    }
     val passed = RowSelection.fromMask(mask, selected)
     // Over every row of the row group the mask is the selection itself (kept as a mask).
     if (selected == selection.rowCount) passed else selection.andThen(passed)
