@@ -141,9 +141,10 @@ object LmConf {
       "against the resulting bitmap, instead of comparing every row's value.")
 
   val PREDICATE_CACHE_MAX_BYTES: Entry[Long] = long("spark.lmspark.predicateCache.maxBytes", default = 64L << 20, "pipeline",
-    "Per task, the most bytes of decoded filter-column values kept so that the output reuses them instead of " +
-      "decoding those columns again. Values beyond it are evicted (the column is decoded again for the " +
-      "output); 0 disables the cache.", min = 0L)
+    "Per task, the most bytes of filter-column values kept (those of the rows that passed the column's " +
+      "filters, as dictionary ids where the pages were dictionary-encoded) so that the output reuses them " +
+      "instead of decoding those columns again. A column whose rows would pass it is evicted (decoded again " +
+      "for the output); 0 disables the cache.", min = 0L)
 
   val LM_DENSE_FRACTION: Entry[Double] = fraction("spark.lmspark.lateMaterialization.denseFraction", default = 0.5, "pipeline",
     "Decode-whole rule, dense case: a row group is read whole (no filter-first pass; Spark's Filter " +

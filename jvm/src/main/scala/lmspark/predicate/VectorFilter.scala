@@ -143,7 +143,9 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
         rowwise((v, i) => if (set.contains(v.getUTF8String(i))) Kleene.T else miss)
       case StartsWith(_, s) if kind == Kind.String => rowwise((v, i) => bool(v.getUTF8String(i).startsWith(s)))
       case EndsWith(_, s) if kind == Kind.String => rowwise((v, i) => bool(v.getUTF8String(i).endsWith(s)))
-      case Contains(_, s) if kind == Kind.String => rowwise((v, i) => bool(v.getUTF8String(i).contains(s)))
+      case Contains(_, s) if kind == Kind.String =>
+        val search = new ByteSearch(s)
+        rowwise((v, i) => bool(search.in(v.getUTF8String(i))))
       case _ => generic(l)
     }
   }

@@ -22,8 +22,8 @@ import lmspark.selection.{RowSelection, ScanRanges, SelectionCursor, SelectionSt
   * where the offset index tells where pages are); the column's conjuncts are evaluated on each batch
   * by a [[VectorFilter]] (on a dictionary-encoded batch, once per dictionary entry and then by id);
   * the batch's results form a mask over the selected rows, and the selection becomes
-  * `selection.andThen(mask)`. Decoded batches go to the [[PredicateCache]], so the output copies
-  * them instead of decoding the column again.
+  * `selection.andThen(mask)`. The rows that passed go to the [[PredicateCache]], so the output
+  * copies them instead of decoding the column again.
   *
   * Only conjuncts over one column are evaluated here; conjuncts over several columns stay with
   * Spark's `Filter` above the scan (so the result may keep rows failing them, never drop a row
@@ -116,13 +116,19 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
     val mask = new Array[Long](((selected + 63) >>> 6).toInt)
     val rows = new Array[Int](capacity)
     val ids = new Array[Byte](capacity)
+    val positions = new Array[Int](capacity)
     var dictionary: SparkDictionary = null
     var passing: Array[Byte] = null
     var k = 0L // selected rows evaluated so far
     val cursor = new SelectionCursor(selection, SelectionStrategy.Selectors, capacity)
+    // One vector decodes every batch: the cache copies out the rows it keeps.
+    val v = cache.vector(dt)
     while (cursor.nextBatch()) {
       val t0 = System.nanoTime()
-      val v = cache.vector(dt)
+      if (k > 0) {
+        v.reset()
+        if (v.hasDictionary) v.setDictionary(null)
+      }
       var out = 0
       var step = cursor.next()
       while (step != SelectionCursor.End) {
@@ -150,15 +156,19 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
           ids
         } else filter.evaluate(v, out)
       // Branch-free fold into the mask (bit k + i), ANDed with the row's alive bit when given; bits
-      // gather in a register and go to the mask a word at a time.
+      // gather in a register and go to the mask a word at a time. The positions of passing rows
+      // are listed for the cache.
       var word = (k >>> 6).toInt
       var bit = (k & 63).toInt
       var acc = 0L
+      var m = 0
       var i = 0
       while (i < out) {
         val b =
           if (alive == null) pass(i) & 1L
           else { val r = rows(i); pass(i) & (alive(r >>> 6) >>> (r & 63)) & 1L }
+        positions(m) = i
+        m += b.toInt
         acc |= b << bit
         bit += 1
         if (bit == 64) { mask(word) |= acc; word += 1; bit = 0; acc = 0L }
@@ -166,11 +176,12 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
       }
       if (bit != 0) mask(word) |= acc
       k += out
-      cache.offer(column, v, if (v.hasDictionary) reader.vectorDictionary else null, rows, out)
+      cache.keep(column, v, if (v.hasDictionary) reader.vectorDictionary else null, rows, positions, m)
       val t2 = System.nanoTime()
       metrics.decodeTimeNs += t1 - t0
       metrics.predicateTimeNs += t2 - t1
     }
+    cache.release(dt, v)
     if (k != selected) throw new IllegalStateException(s"internal error: evaluated $k of $selected selected rows")
     if (everyRow && aliveWords != null) {
       var w = 0

@@ -13,17 +13,21 @@ import lmspark.scan.PredicateCache.{Batch, Column}
   * them instead of decoding those columns again ("a column both filtered and projected is decoded
   * once").
   *
-  * The filter-first pass decodes a filter column batch by batch into vectors it takes from here
-  * (`vector`) and offers each batch (`offer`) with the row-group positions of its rows. Offered
-  * batches are pinned until the row group ends (`clear`); the output then copies the rows it emits out
-  * of them (`Column.copyTo`), in row order. All columns share one bound of `maxBytes`: a batch that
-  * would pass it evicts its whole column (the batches kept so far are released, later offers are
-  * refused and the column is decoded again for the output), counted in `predicateCacheEvictions`.
+  * The filter-first pass decodes a filter column batch by batch into a vector it takes from here
+  * (`vector`), evaluates the column's conjuncts, and hands over the rows that passed (`keep`): their
+  * values are copied, compacted, into the column's own batches (dictionary ids plus the dictionary
+  * when the decoded batch was dictionary-encoded, values otherwise), so the cache holds passing rows
+  * only and one decode vector serves the whole column. Kept rows stay until the row group ends
+  * (`clear`); the output then copies the rows it emits out of them (`Column.copyTo`), in row order.
+  * All columns share one bound of `maxBytes`: rows that would pass it evict their whole column (its
+  * batches are released, later rows are refused and the column is decoded again for the output),
+  * counted in `predicateCacheEvictions`.
   *
-  * Invariants: a column's positions are strictly increasing across its batches; `bytes` is the sum
-  * of the estimates of the batches kept; vectors handed out are either kept, returned with
-  * `release`, or closed by `close`. */
-final class PredicateCache(maxBytes: Long, capacity: Int, preserveDictionary: Boolean, metrics: ScanMetrics)
+  * Invariants: a column's kept rows are strictly increasing across its batches; every row the output
+  * asks a complete column for was kept (the output emits a subset of the rows that passed every
+  * filter column); `bytes` is the sum of the columns' kept bytes; vectors handed out are either
+  * kept, returned with `release`, or closed by `close`. */
+final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary: Boolean, metrics: ScanMetrics)
     extends AutoCloseable {
 
   private[this] val columns = ArrayBuffer.empty[Column]
@@ -38,7 +42,7 @@ final class PredicateCache(maxBytes: Long, capacity: Int, preserveDictionary: Bo
     c
   }
 
-  /** A reset vector of `capacity` rows of `dt`, to decode a batch into. */
+  /** A reset vector of `capacity` rows of `dt`, without a dictionary. */
   def vector(dt: DataType): WritableColumnVector = free.get(dt) match {
     case Some(v :: rest) =>
       free(dt) = rest
@@ -51,45 +55,50 @@ final class PredicateCache(maxBytes: Long, capacity: Int, preserveDictionary: Bo
   /** Returns a vector that is not kept. */
   def release(dt: DataType, v: WritableColumnVector): Unit = free(dt) = v :: free.getOrElse(dt, Nil)
 
-  /** Keeps rows `[0, n)` of `v` (row-group rows `rows[0, n)`, copied) for `c` if the bound allows;
-    * otherwise evicts `c`. Returns whether `v` was kept (if not, it is released). */
-  def offer(c: Column, v: WritableColumnVector, dictionary: SparkVectorDictionary, rows: Array[Int], n: Int): Boolean = {
-    if (c.evicted || n == 0) { release(c.dataType, v); return false }
-    c.encoded(if (v.hasDictionary) dictionary else null)
-    val size = estimate(v, n, c.dataType)
-    if (bytes + size > maxBytes) {
-      evict(c)
-      release(c.dataType, v)
-      false
-    } else {
-      val contiguous = rows(n - 1) - rows(0) == n - 1
-      c.batches += new Batch(v, if (contiguous) null else java.util.Arrays.copyOf(rows, n), rows(0), n, size)
-      bytes += size
-      true
+  /** Keeps, for `c`, rows `positions[0, m)` of `v` (increasing positions among `v`'s decoded rows;
+    * `rows(p)` is the row-group row of position `p`, and rows increase across calls), unless `c` is
+    * evicted or the bound is passed, which evicts `c`. `dictionary` is `v`'s when it holds ids. */
+  def keep(c: Column, v: WritableColumnVector, dictionary: SparkVectorDictionary, rows: Array[Int],
+      positions: Array[Int], m: Int): Unit = {
+    if (c.evicted || m == 0 || !c.complete) return
+    val d = if (v.hasDictionary) dictionary else null
+    val size = estimate(v, d != null, positions, m, c.dataType)
+    if (bytes + size > maxBytes) { evict(c); return }
+    bytes += size
+    c.bytes += size
+    c.encoded(d)
+    var i = 0
+    while (i < m) {
+      val b = c.openBatch(d, this)
+      val take = math.min(m - i, b.rows.length - b.n)
+      b.append(v, rows, positions, i, take, c.copier)
+      i += take
     }
   }
 
   private def evict(c: Column): Unit = {
     c.evicted = true
-    c.batches.foreach { b => bytes -= b.bytes; release(c.dataType, b.vector) }
+    c.batches.foreach(b => release(c.dataType, b.vector))
     c.batches.clear()
+    bytes -= c.bytes
+    c.bytes = 0
     metrics.cacheEvictions += 1
   }
 
-  /** Bytes the kept rows take, roughly: ids for dictionary-encoded batches, values otherwise (the
-    * bytes of each string), plus the positions. */
-  private def estimate(v: WritableColumnVector, n: Int, dt: DataType): Long = {
+  /** Bytes the kept rows take, roughly: ids when `ids`, values otherwise (the bytes of each string),
+    * plus the positions. */
+  private def estimate(v: WritableColumnVector, ids: Boolean, positions: Array[Int], m: Int, dt: DataType): Long = {
     val values =
-      if (v.hasDictionary) 4L * n
+      if (ids) 4L * m
       else dt match {
         case _: StringType | BinaryType =>
           var s = 0L
           var i = 0
-          while (i < n) { if (!v.isNullAt(i)) s += v.getArrayLength(i); i += 1 }
-          s + 8L * n
-        case _ => dt.defaultSize.toLong * n
+          while (i < m) { val p = positions(i); if (!v.isNullAt(p)) s += v.getArrayLength(p); i += 1 }
+          s + 8L * m
+        case _ => dt.defaultSize.toLong * m
       }
-    values + 4L * n
+    values + 4L * m
   }
 
   /** Ends the row group: every kept vector goes back to the pool. */
@@ -108,48 +117,79 @@ final class PredicateCache(maxBytes: Long, capacity: Int, preserveDictionary: Bo
 
 object PredicateCache {
 
-  /** One decoded batch: rows `[0, n)` of `vector` are row-group rows `first until first + n` when
-    * `rows` is null (a contiguous batch, the common case), else `rows[0, n)` (increasing). */
-  final class Batch(val vector: WritableColumnVector, rows: Array[Int], val first: Int, val n: Int, val bytes: Long) {
-    /** The batch holds `n` consecutive rows. */
-    val contiguous: Boolean = rows == null
-    /** The last row-group row the batch holds. */
-    val last: Int = if (contiguous) first + n - 1 else rows(n - 1)
+  /** Kept rows of one column: rows `[0, n)` of `vector` are row-group rows `rows[0, n)`
+    * (increasing); they are dictionary ids of `dictionary` when it is not null, values otherwise. */
+  final class Batch(val vector: WritableColumnVector, val rows: Array[Int], val dictionary: SparkVectorDictionary) {
+    var n = 0
+    private[this] val ids = if (dictionary == null) null else vector.getDictionaryIds
 
-    /** The position of row-group row `r` in the batch, searching from position `from`; -1 if absent. */
-    def positionOf(r: Int, from: Int): Int =
-      if (contiguous) { if (r >= first && r <= last) r - first else -1 }
-      else {
-        val p = java.util.Arrays.binarySearch(rows, from, n, r)
-        if (p < 0) -1 else p
+    /** Appends rows `positions[from, from + k)` of `src` (ids of `dictionary` when it is set). */
+    private[PredicateCache] def append(src: WritableColumnVector, srcRows: Array[Int], positions: Array[Int],
+        from: Int, k: Int, copier: VectorCopier): Unit = {
+      var j = 0
+      if (ids != null) {
+        val srcIds = src.getDictionaryIds
+        while (j < k) {
+          val p = positions(from + j)
+          if (src.isNullAt(p)) vector.putNull(n + j) else ids.putInt(n + j, srcIds.getInt(p))
+          rows(n + j) = srcRows(p)
+          j += 1
+        }
+      } else {
+        while (j < k) {
+          val p = positions(from + j)
+          copier.copy(src, p, vector, n + j)
+          rows(n + j) = srcRows(p)
+          j += 1
+        }
       }
+      n += k
+    }
   }
 
-  /** One column's cached batches; `complete` until evicted. */
+  /** One column's kept rows; `complete` until evicted. */
   final class Column private[PredicateCache] (val index: Int, val dataType: DataType, metrics: ScanMetrics,
       preserveDictionary: Boolean) {
     private[PredicateCache] val batches = ArrayBuffer.empty[Batch]
     private[PredicateCache] var evicted = false
-    private[this] val copier = VectorCopier.forType(dataType).orNull
+    private[PredicateCache] var bytes = 0L
+    private[PredicateCache] val copier = VectorCopier.forType(dataType).orNull
     private[this] var at = 0
     private[this] var pos = 0
-    /** The dictionary of every batch so far, while all are dictionary-encoded with the same one. */
+    /** The dictionary of every kept row so far, while all are ids of the same one. */
     private[PredicateCache] var dictionary: SparkVectorDictionary = _
     private[PredicateCache] var mixed = false
 
-    /** Notes how the next offered batch is encoded (`d`: its dictionary, or null for values). */
+    /** Notes how the next kept rows are encoded (`d`: their dictionary, or null for values). */
     private[PredicateCache] def encoded(d: SparkVectorDictionary): Unit =
       if (!mixed) {
         if (d == null || (batches.nonEmpty && !(d eq dictionary))) { mixed = true; dictionary = null }
         else dictionary = d
       }
 
+    /** The batch to append rows encoded as `d` to: the last one if it has room and the same
+      * encoding, else a new one. */
+    private[PredicateCache] def openBatch(d: SparkVectorDictionary, cache: PredicateCache): Batch = {
+      val last = if (batches.isEmpty) null else batches.last
+      if (last != null && last.n < last.rows.length && (last.dictionary eq d)) last
+      else {
+        val v = cache.vector(dataType)
+        if (d != null) {
+          v.reserveDictionaryIds(cache.capacity)
+          v.setDictionary(d)
+        }
+        val b = new Batch(v, new Array[Int](cache.capacity), d)
+        batches += b
+        b
+      }
+    }
+
     def complete: Boolean = !evicted && copier != null
 
-    /** Copies the cached values of row-group rows `rows[0, n)` (increasing, every one cached, each
+    /** Copies the kept values of row-group rows `rows[0, n)` (increasing, every one kept, each
       * after the rows of earlier calls) into rows `[0, n)` of `out`. */
     def copyTo(rows: Array[Int], n: Int, out: WritableColumnVector): Unit = {
-      // Every batch holds ids of one dictionary: the output keeps them (dictionary-preserving).
+      // Every kept row is an id of one dictionary: the output keeps them (dictionary-preserving).
       val ids =
         if (preserveDictionary && dictionary != null) {
           val v = out.reserveDictionaryIds(n)
@@ -163,10 +203,11 @@ object PredicateCache {
       while (i < n) {
         val r = rows(i)
         var b = batches(at)
-        while (b.last < r) { at += 1; pos = 0; b = batches(at) }
-        // Positions of a batch are increasing: contiguous ones index directly, others by search.
-        pos = b.positionOf(r, pos)
-        if (pos < 0) throw new IllegalStateException(s"internal error: row $r of column $index is not cached")
+        while (b.rows(b.n - 1) < r) { at += 1; pos = 0; b = batches(at) }
+        // Kept rows and asked rows both increase: walk forward.
+        val kept = b.rows
+        while (kept(pos) < r) pos += 1
+        if (kept(pos) != r) throw new IllegalStateException(s"internal error: row $r of column $index is not cached")
         if (ids != null) {
           if (b.vector.isNullAt(pos)) out.putNull(i) else ids.putInt(i, b.vector.getDictionaryIds.getInt(pos))
         } else copier.copy(b.vector, pos, out, i)
