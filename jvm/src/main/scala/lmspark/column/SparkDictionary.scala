@@ -15,7 +15,8 @@ import lmspark.decode.{BinaryDictionary, Dictionary, DictionaryIdsReplay, Double
   * Built at most once per chunk, by `VectorWriter.sparkDictionary`. Immutable: it shares the
   * arrays of a lmspark [[Dictionary]] or owns converted copies. Ids reaching `decodeTo*` were
   * checked against `size` when they were read (`DictionaryIdsDecoder.readIds`); `decodeToBinary`
-  * returns a fresh array on every call, as Spark's own Parquet dictionary does. */
+  * returns one array per entry, shared by every call (as Spark's `ConstantColumnVector.getBinary`
+  * does): Spark never mutates the values it reads. */
 sealed abstract class SparkDictionary(val size: Int) extends SparkVectorDictionary {
   override def decodeToInt(id: Int): Int = unsupported("int")
   override def decodeToLong(id: Int): Long = unsupported("long")
@@ -48,7 +49,18 @@ object SparkDictionary {
 
   /** Entry `i` is `data[offsets(i), offsets(i + 1))`. */
   final class Binaries(val offsets: Array[Int], val data: Array[Byte]) extends SparkDictionary(offsets.length - 1) {
-    override def decodeToBinary(id: Int): Array[Byte] = java.util.Arrays.copyOfRange(data, offsets(id), offsets(id + 1))
+    /** Each entry's bytes, copied out on first use and then shared by every row that reads it (Spark's
+      * values are immutable: `UTF8String.fromBytes` wraps the array, writers copy it). */
+    private[this] val entries = new Array[Array[Byte]](size)
+
+    override def decodeToBinary(id: Int): Array[Byte] = {
+      var e = entries(id)
+      if (e == null) {
+        e = java.util.Arrays.copyOfRange(data, offsets(id), offsets(id + 1))
+        entries(id) = e
+      }
+      e
+    }
   }
 
   /** The INT32 values of `d` unchanged, sharing its array; None if `d` holds another type. */

@@ -8,6 +8,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.spark.SparkThrowable
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.vectorized.{ConstantColumnVector, OffHeapColumnVector, OnHeapColumnVector, WritableColumnVector}
+import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
 import lmspark.column.{ColumnReader, ColumnReaderFactory}
@@ -104,18 +105,30 @@ final class FileBatchReader(
   private var sourcePagesKnown: Array[Boolean] = Array.empty
   private var closed = false
 
-  override def hasNext: Boolean = {
+  /** The task's SQL conf, made current (`withExistingConf`) around every call: each column vector
+    * built reads the conf, and on an executor `SQLConf.get` otherwise builds it anew every time. */
+  private[this] val sqlConf = SQLConf.get
+
+  override def hasNext: Boolean = SQLConf.withExistingConf(sqlConf)(hasNextBatch())
+
+  private def hasNextBatch(): Boolean = {
     if (closed) return false
     while (rowsLeftInGroup == 0 && nextBlock < blocks.size()) openNextRowGroup()
     if (rowsLeftInGroup == 0) { close(); false } else true
   }
 
-  override def next(): ColumnarBatch = {
-    if (!hasNext) throw new NoSuchElementException(s"no more batches in ${file.path}")
+  override def next(): ColumnarBatch = SQLConf.withExistingConf(sqlConf)(nextBatch())
+
+  private def nextBatch(): ColumnarBatch = {
+    if (!hasNextBatch()) throw new NoSuchElementException(s"no more batches in ${file.path}")
     val start = System.nanoTime()
     var k = 0
     while (k < presentColumns.length) { dataVectors(presentColumns(k)).reset(); k += 1 }
-    val n = guarded { if (cursor == null) readAll() else readSelected() }
+    val n = guarded {
+      if (cursor == null) readAll()
+      else if (selectedWords != null) readCachedOnly()
+      else readSelected()
+    }
     batch.setNumRows(n)
     rowsLeftInGroup -= n
     metrics.scanTimeNs += System.nanoTime() - start
@@ -173,6 +186,32 @@ final class FileBatchReader(
     }
     metrics.valuesDecoded += out.toLong * (presentColumns.length - cachedCount)
     if (materializing) metrics.rowsMaterialized += out
+    out
+  }
+
+  /** When every column of the current row group comes from the cache: its selection's mask words,
+    * walked bit by bit instead of run by run (no reader follows the walk); null otherwise. */
+  private var selectedWords: Array[Long] = _
+  /** The next row of `selectedWords` to look at. */
+  private var nextRow = 0L
+
+  /** The next batch of selected rows when every column comes from the cache: the rows are the next
+    * set bits of the selection, and each column copies them from the cache. */
+  private def readCachedOnly(): Int = {
+    val limit = math.min(capacity.toLong, rowsLeftInGroup).toInt
+    val words = selectedWords
+    var w = (nextRow >>> 6).toInt
+    var word = words(w) & (-1L << (nextRow & 63))
+    var out = 0
+    while (out < limit) {
+      while (word == 0) { w += 1; word = words(w) }
+      rowOf(out) = (w << 6) + java.lang.Long.numberOfTrailingZeros(word)
+      word &= word - 1
+      out += 1
+    }
+    nextRow = rowOf(out - 1) + 1L
+    var k = 0
+    while (k < presentColumns.length) { fromCache(k).copyTo(rowOf, out, dataVectors(presentColumns(k))); k += 1 }
     out
   }
 
@@ -252,6 +291,10 @@ final class FileBatchReader(
     rowGroup.selection match {
       case Some(selection) =>
         cursor = new SelectionCursor(selection, SelectionStrategy.Selectors, capacity)
+        if (cachedCount == presentColumns.length && presentColumns.nonEmpty && selection.selectedCount > 0) {
+          selectedWords = selection.toMask.toWords
+          nextRow = 0L
+        }
         rowsLeftInGroup = selection.selectedCount
       case None =>
         rowsLeftInGroup = block.getRowCount
@@ -285,6 +328,7 @@ final class FileBatchReader(
     cachedCount = 0
     materializing = false
     cursor = null
+    selectedWords = null
     cache.clear()
   }
 

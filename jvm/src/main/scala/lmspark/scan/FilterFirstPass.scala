@@ -121,14 +121,17 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
     var passing: Array[Byte] = null
     var k = 0L // selected rows evaluated so far
     val cursor = new SelectionCursor(selection, SelectionStrategy.Selectors, capacity)
-    // One vector decodes every batch: the cache copies out the rows it keeps.
-    val v = cache.vector(dt)
+    // One vector decodes the batches: the cache copies out the rows it keeps, or keeps the vector
+    // whole (and a fresh one decodes the next batch).
+    var v = cache.vector(dt)
+    var fresh = true
     while (cursor.nextBatch()) {
       val t0 = System.nanoTime()
-      if (k > 0) {
+      if (!fresh) {
         v.reset()
         if (v.hasDictionary) v.setDictionary(null)
       }
+      fresh = false
       var out = 0
       var step = cursor.next()
       while (step != SelectionCursor.End) {
@@ -176,7 +179,8 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
       }
       if (bit != 0) mask(word) |= acc
       k += out
-      cache.keep(column, v, if (v.hasDictionary) reader.vectorDictionary else null, rows, positions, m)
+      if (cache.keep(column, v, if (v.hasDictionary) reader.vectorDictionary else null, rows, out, positions, m))
+        { v = cache.vector(dt); fresh = true } // the cache kept the decoded vector itself
       val t2 = System.nanoTime()
       metrics.decodeTimeNs += t1 - t0
       metrics.predicateTimeNs += t2 - t1

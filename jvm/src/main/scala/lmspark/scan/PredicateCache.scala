@@ -2,7 +2,7 @@ package lmspark.scan
 
 import scala.collection.mutable.ArrayBuffer
 
-import org.apache.spark.sql.execution.vectorized.{Dictionary => SparkVectorDictionary, OnHeapColumnVector, WritableColumnVector}
+import org.apache.spark.sql.execution.vectorized.{Dictionary => SparkVectorDictionary, WritableColumnVector}
 import org.apache.spark.sql.types.{BinaryType, DataType, StringType}
 
 import lmspark.column.VectorCopier
@@ -14,24 +14,24 @@ import lmspark.scan.PredicateCache.{Batch, Column}
   * once").
   *
   * The filter-first pass decodes a filter column batch by batch into a vector it takes from here
-  * (`vector`), evaluates the column's conjuncts, and hands over the rows that passed (`keep`): their
-  * values are copied, compacted, into the column's own batches (dictionary ids plus the dictionary
-  * when the decoded batch was dictionary-encoded, values otherwise), so the cache holds passing rows
-  * only and one decode vector serves the whole column. Kept rows stay until the row group ends
+  * (`vector`), evaluates the column's conjuncts, and hands over the rows that passed (`keep`). When
+  * few passed, their values are copied, compacted, into the column's own batches (dictionary ids
+  * plus the dictionary when the decoded batch was dictionary-encoded, values otherwise), so the
+  * cache holds passing rows only and one decode vector serves the whole column; when at least half
+  * passed, the decoded vector itself is kept (a copy would cost more than the failing rows take). Kept rows stay until the row group ends
   * (`clear`); the output then copies the rows it emits out of them (`Column.copyTo`), in row order.
   * All columns share one bound of `maxBytes`: rows that would pass it evict their whole column (its
   * batches are released, later rows are refused and the column is decoded again for the output),
-  * counted in `predicateCacheEvictions`.
+  * counted in `predicateCacheEvictions`. Vectors come from, and go back to, the [[VectorPool]].
   *
   * Invariants: a column's kept rows are strictly increasing across its batches; every row the output
   * asks a complete column for was kept (the output emits a subset of the rows that passed every
   * filter column); `bytes` is the sum of the columns' kept bytes; vectors handed out are either
-  * kept, returned with `release`, or closed by `close`. */
+  * kept, or given back to the pool by `release`, `clear` or `close`. */
 final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary: Boolean, metrics: ScanMetrics)
     extends AutoCloseable {
 
   private[this] val columns = ArrayBuffer.empty[Column]
-  private[this] val free = scala.collection.mutable.HashMap.empty[DataType, List[WritableColumnVector]]
   private[this] var bytes = 0L
 
   /** Starts caching column `index`. */
@@ -43,36 +43,41 @@ final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary
   }
 
   /** A reset vector of `capacity` rows of `dt`, without a dictionary. */
-  def vector(dt: DataType): WritableColumnVector = free.get(dt) match {
-    case Some(v :: rest) =>
-      free(dt) = rest
-      v.reset()
-      if (v.hasDictionary) v.setDictionary(null)
-      v
-    case _ => new OnHeapColumnVector(capacity, dt)
-  }
+  def vector(dt: DataType): WritableColumnVector = VectorPool.take(dt, capacity)
 
   /** Returns a vector that is not kept. */
-  def release(dt: DataType, v: WritableColumnVector): Unit = free(dt) = v :: free.getOrElse(dt, Nil)
+  def release(dt: DataType, v: WritableColumnVector): Unit = VectorPool.give(dt, capacity, v)
 
-  /** Keeps, for `c`, rows `positions[0, m)` of `v` (increasing positions among `v`'s decoded rows;
+  /** Keeps, for `c`, rows `positions[0, m)` of the `n` decoded rows of `v` (increasing positions;
     * `rows(p)` is the row-group row of position `p`, and rows increase across calls), unless `c` is
-    * evicted or the bound is passed, which evicts `c`. `dictionary` is `v`'s when it holds ids. */
-  def keep(c: Column, v: WritableColumnVector, dictionary: SparkVectorDictionary, rows: Array[Int],
-      positions: Array[Int], m: Int): Unit = {
-    if (c.evicted || m == 0 || !c.complete) return
+    * evicted or the bound is passed, which evicts `c`. `dictionary` is `v`'s when it holds ids.
+    *
+    * When at least half the decoded rows are kept, `v` itself is kept whole (copying the rows out
+    * would cost more than the rows that failed take) and `true` is returned: the caller no longer
+    * owns `v`. Otherwise the kept rows are copied, compacted, into the column's batches, and the
+    * caller keeps `v`. */
+  def keep(c: Column, v: WritableColumnVector, dictionary: SparkVectorDictionary, rows: Array[Int], n: Int,
+      positions: Array[Int], m: Int): Boolean = {
+    if (c.evicted || m == 0 || !c.complete) return false
     val d = if (v.hasDictionary) dictionary else null
-    val size = estimate(v, d != null, positions, m, c.dataType)
-    if (bytes + size > maxBytes) { evict(c); return }
+    val whole = 2L * m >= n
+    val size = if (whole) estimate(v, d != null, null, n, c.dataType) else estimate(v, d != null, positions, m, c.dataType)
+    if (bytes + size > maxBytes) { evict(c); return false }
     bytes += size
     c.bytes += size
     c.encoded(d)
-    var i = 0
-    while (i < m) {
-      val b = c.openBatch(d, this)
-      val take = math.min(m - i, b.rows.length - b.n)
-      b.append(v, rows, positions, i, take, c.copier)
-      i += take
+    if (whole) {
+      c.batches += Batch.whole(v, java.util.Arrays.copyOf(rows, n), d)
+      true
+    } else {
+      var i = 0
+      while (i < m) {
+        val b = c.openBatch(d, this)
+        val take = math.min(m - i, b.rows.length - b.n)
+        b.append(v, rows, positions, i, take, c.copier)
+        i += take
+      }
+      false
     }
   }
 
@@ -86,7 +91,7 @@ final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary
   }
 
   /** Bytes the kept rows take, roughly: ids when `ids`, values otherwise (the bytes of each string),
-    * plus the positions. */
+    * plus the positions. The rows are `positions[0, m)`, or `[0, m)` when `positions` is null. */
   private def estimate(v: WritableColumnVector, ids: Boolean, positions: Array[Int], m: Int, dt: DataType): Long = {
     val values =
       if (ids) 4L * m
@@ -94,7 +99,11 @@ final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary
         case _: StringType | BinaryType =>
           var s = 0L
           var i = 0
-          while (i < m) { val p = positions(i); if (!v.isNullAt(p)) s += v.getArrayLength(p); i += 1 }
+          while (i < m) {
+            val p = if (positions == null) i else positions(i)
+            if (!v.isNullAt(p)) s += v.getArrayLength(p)
+            i += 1
+          }
           s + 8L * m
         case _ => dt.defaultSize.toLong * m
       }
@@ -108,17 +117,14 @@ final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary
     bytes = 0
   }
 
-  override def close(): Unit = {
-    clear()
-    free.values.foreach(_.foreach(_.close()))
-    free.clear()
-  }
+  override def close(): Unit = clear()
 }
 
 object PredicateCache {
 
   /** Kept rows of one column: rows `[0, n)` of `vector` are row-group rows `rows[0, n)`
-    * (increasing); they are dictionary ids of `dictionary` when it is not null, values otherwise. */
+    * (increasing); they are dictionary ids of `dictionary` when it is not null, values otherwise. A
+    * batch is full when `n == rows.length`; a decoded vector kept whole is full from the start. */
   final class Batch(val vector: WritableColumnVector, val rows: Array[Int], val dictionary: SparkVectorDictionary) {
     var n = 0
     private[this] val ids = if (dictionary == null) null else vector.getDictionaryIds
@@ -144,6 +150,15 @@ object PredicateCache {
         }
       }
       n += k
+    }
+  }
+
+  object Batch {
+    /** Every row of a decoded vector: its rows are row-group rows `rows` (one per row of `v`). */
+    def whole(v: WritableColumnVector, rows: Array[Int], dictionary: SparkVectorDictionary): Batch = {
+      val b = new Batch(v, rows, dictionary)
+      b.n = rows.length
+      b
     }
   }
 
