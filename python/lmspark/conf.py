@@ -56,7 +56,7 @@ LATE_MATERIALIZATION_ENABLED = "spark.lmspark.lateMaterialization.enabled"
 #: Default: true.
 DICTIONARY_PREDICATES_ENABLED = "spark.lmspark.dictionaryPredicates.enabled"
 
-#: Per task, the most bytes of decoded filter-column values kept so that the output reuses them instead of decoding those columns again. Values beyond it are evicted (the column is decoded again for the output); 0 disables the cache.
+#: Per task, the most bytes of filter-column values kept (those of the rows that passed the column's filters, or a whole decoded batch when at least half of it passed; dictionary ids where the pages were dictionary-encoded) so that the output reuses them instead of decoding those columns again. A column whose rows would pass it is evicted (decoded again for the output); 0 disables the cache.
 #: Default: 67108864.
 PREDICATE_CACHE_MAX_BYTES = "spark.lmspark.predicateCache.maxBytes"
 

@@ -142,7 +142,8 @@ object LmConf {
 
   val PREDICATE_CACHE_MAX_BYTES: Entry[Long] = long("spark.lmspark.predicateCache.maxBytes", default = 64L << 20, "pipeline",
     "Per task, the most bytes of filter-column values kept (those of the rows that passed the column's " +
-      "filters, as dictionary ids where the pages were dictionary-encoded) so that the output reuses them " +
+      "filters, or a whole decoded batch when at least half of it passed; dictionary ids where the pages " +
+      "were dictionary-encoded) so that the output reuses them " +
       "instead of decoding those columns again. A column whose rows would pass it is evicted (decoded again " +
       "for the output); 0 disables the cache.", min = 0L)
 
