@@ -15,7 +15,9 @@ import datetime as dt
 import decimal
 import math
 import os
+import tempfile
 import re
+import shutil
 import time
 from collections import Counter
 from pathlib import Path
@@ -60,6 +62,8 @@ Query = Union[str, Callable[[SparkSession], DataFrame]]
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
+    # a fresh warehouse per session: a table left by an interrupted or concurrent run never clashes
+    warehouse = tempfile.mkdtemp(prefix="lmspark-pytest-warehouse-")
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("lmspark-pytests")
@@ -72,12 +76,13 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
         # plan strings abbreviate metadata values (Format included) beyond this length
         .config("spark.sql.maxMetadataStringLength", "2000")
-        .config("spark.sql.warehouse.dir", str(Path(os.environ.get("TMPDIR", "/tmp")) / "lmspark-pytest-warehouse"))
+        .config("spark.sql.warehouse.dir", warehouse)
     )
     session = enable_lm(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+    shutil.rmtree(warehouse, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
