@@ -124,14 +124,10 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
     // One vector decodes the batches: the cache copies out the rows it keeps, or keeps the vector
     // whole (and a fresh one decodes the next batch).
     var v = cache.vector(dt)
-    var fresh = true
     while (cursor.nextBatch()) {
       val t0 = System.nanoTime()
-      if (!fresh) {
-        v.reset()
-        if (v.hasDictionary) v.setDictionary(null)
-      }
-      fresh = false
+      v.reset()
+      if (v.hasDictionary) v.setDictionary(null)
       var out = 0
       var step = cursor.next()
       while (step != SelectionCursor.End) {
@@ -180,7 +176,7 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
       if (bit != 0) mask(word) |= acc
       k += out
       if (cache.keep(column, v, if (v.hasDictionary) reader.vectorDictionary else null, rows, out, positions, m))
-        { v = cache.vector(dt); fresh = true } // the cache kept the decoded vector itself
+        v = cache.vector(dt) // the cache kept the decoded vector itself
       val t2 = System.nanoTime()
       metrics.decodeTimeNs += t1 - t0
       metrics.predicateTimeNs += t2 - t1

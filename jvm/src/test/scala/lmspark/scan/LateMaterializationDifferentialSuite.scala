@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.scalatest.funsuite.AnyFunSuite
 
 import lmspark.plan.LmMetrics
-import lmspark.testutil.{PageStarts, DiffFileSpec, DiffFiles, FilterColumn, LmCase, LmCases, LmFlags, LmSparkSession, Projection,
+import lmspark.testutil.{PageStarts, DiffFileSpec, DiffTimes, DiffFiles, FilterColumn, LmCase, LmCases, LmFlags, LmSparkSession, Projection,
   RowMultiset}
 
 /**
@@ -94,7 +94,7 @@ class LateMaterializationDifferentialSuite extends AnyFunSuite with LmSparkSessi
     val (lmView, refView) = (s"lmdiff_lm_$index", s"lmdiff_ref_$index")
     df.createOrReplaceTempView(lmView)
     spark.createDataFrame(rows.toSeq.asJava, df.schema).createOrReplaceTempView(refView)
-    loadNanos += System.nanoTime() - t0
+    times.loadNanos += System.nanoTime() - t0
     Table(spec, path, columns, lmView, refView, referenceConf)
   }
 
@@ -166,17 +166,9 @@ class LateMaterializationDifferentialSuite extends AnyFunSuite with LmSparkSessi
   private var lmQueries = 0
   private var referenceDisagreements = 0
   private var vanillaReaderProblems = 0
-  private var referenceNanos = 0L
-  private var lmsparkNanos = 0L
-  private var loadNanos = 0L
+  private val times = new DiffTimes
   /** CPU time of the thread running the file tests (planning, driver-side work). */
   private var driverCpuNanos = 0L
-
-  private def timed[T](reference: Boolean)(body: => T): T = {
-    val t0 = System.nanoTime()
-    try body
-    finally if (reference) referenceNanos += System.nanoTime() - t0 else lmsparkNanos += System.nanoTime() - t0
-  }
 
   private def rerunHint(n: Int): String =
     s"LMSPARK_TEST_SEED=$seed LMSPARK_TEST_CASE=$n ./sbtw \"testOnly ${getClass.getName}\""
@@ -246,7 +238,7 @@ class LateMaterializationDifferentialSuite extends AnyFunSuite with LmSparkSessi
     * the optimizer, no job); a union that fails is split up, and a case whose reference fails alone is a
     * generator bug, reported as a failure. */
   private def expectedRows(t: Table, cs: Seq[LmCase]): Map[Int, RowMultiset] =
-    Try(timed(reference = true)(spark.sql(referenceSql(t, cs)).collect())) match {
+    Try(times.timed(reference = true)(spark.sql(referenceSql(t, cs)).collect())) match {
       case Success(rows) =>
         val grouped = rows.toSeq.groupBy(_.getInt(0))
         cs.map(c => c.number -> project(t, c, grouped.getOrElse(c.number, Nil))).toMap
@@ -258,7 +250,7 @@ class LateMaterializationDifferentialSuite extends AnyFunSuite with LmSparkSessi
 
   /** Vanilla Spark reading the file itself (lmspark and pushdown off), in the union's shape. */
   private def vanillaRows(t: Table, c: LmCase): Try[RowMultiset] =
-    Try(timed(reference = true)(withConf(t.referenceConf: _*)(referenceRows(spark.sql(unionSql(t, t.lmView, Seq(c)))))))
+    Try(times.timed(reference = true)(withConf(t.referenceConf: _*)(referenceRows(spark.sql(unionSql(t, t.lmView, Seq(c)))))))
       .map(byCase(_, Seq(c))(c.number))
 
   /** Runs `cs` (cases with expected rows) under `flags` as one union; `verbose`: print the plan. */
@@ -267,7 +259,7 @@ class LateMaterializationDifferentialSuite extends AnyFunSuite with LmSparkSessi
     lmQueries += 1
     val result = withConf((("spark.lmspark.enabled" -> "true") +: flags.conf) ++ codegenConf(cs.head.number): _*) {
       val df = spark.sql(unionSql(t, t.lmView, cs))
-      Try(timed(reference = false)(df.collect())).map(rows => (rows, df.queryExecution.executedPlan))
+      Try(times.timed(reference = false)(df.collect())).map(rows => (rows, df.queryExecution.executedPlan))
     }
     result match {
       case Failure(e) if cs.size > 1 =>
@@ -327,8 +319,7 @@ class LateMaterializationDifferentialSuite extends AnyFunSuite with LmSparkSessi
       }
       println(f"LateMaterializationDifferentialSuite: seed $seed, ${distinctCases.size} distinct cases in $filesDone files, " +
         f"process CPU time $cpu (test thread ${driverCpuNanos / 1e9}%.1f s), " +
-        f"$lmQueries lmspark queries; writing and loading files ${loadNanos / 1e9}%.1f s, expected rows " +
-        f"${referenceNanos / 1e9}%.1f s, lmspark runs ${lmsparkNanos / 1e9}%.1f s; local-relation reference " +
+        s"$lmQueries lmspark queries; ${times.summary}; local-relation reference " +
         s"disagreements with vanilla reading the file: $referenceDisagreements; files the vectorized vanilla reader " +
         s"could not read right: $vanillaReaderProblems")
       if (pipelineTotals.nonEmpty)

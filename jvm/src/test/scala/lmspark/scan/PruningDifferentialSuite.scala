@@ -18,7 +18,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import lmspark.LmConf
 import lmspark.io.CodecFixtures
 import lmspark.plan.LmMetrics
-import lmspark.testutil.{PageStarts, FilterColumn, LmSparkSession, RandomPredicates}
+import lmspark.testutil.{DiffTimes, PageStarts, FilterColumn, LmSparkSession, RandomPredicates}
 
 /**
  * Row-group and page pruning, differentially: seeded random filter predicates over files with page
@@ -83,7 +83,7 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
       FilterColumn(f.name, f.dataType, rows.toIndexedSeq.map(_.get(i)), starts)
     }
     val table = Table(label, path, schema, columns, sortedBy, readByLmspark, spark.createDataFrame(rows.toSeq.asJava, df.schema))
-    loadNanos += System.nanoTime() - t0
+    times.loadNanos += System.nanoTime() - t0
     table
   }
 
@@ -138,7 +138,7 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
       val df = spark.createDataFrame(generatedRows(generatedRowCount, r).asJava, generatedSchema).coalesce(1)
       sortBy.fold(df)(c => df.sortWithinPartitions(c)).write.options(options.toMap).parquet(dir)
     }
-    loadNanos += System.nanoTime() - t0
+    times.loadNanos += System.nanoTime() - t0
     load(label, dir, sortedBy = sortBy)
   }
 
@@ -201,15 +201,7 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
     out.toSeq
   }
 
-  /** Wall time spent computing expected rows and lmspark's rows (printed at the end). */
-  private var referenceNanos = 0L
-  private var lmsparkNanos = 0L
-  private var loadNanos = 0L
-  private def timed[T](reference: Boolean)(body: => T): T = {
-    val t0 = System.nanoTime()
-    try body
-    finally if (reference) referenceNanos += System.nanoTime() - t0 else lmsparkNanos += System.nanoTime() - t0
-  }
+  private val times = new DiffTimes
 
   /**
    * Runs `where` / `select` on `t` with every pruning flag on and under each of `others`; records a failure
@@ -223,7 +215,7 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
     val sql = s"SELECT ${select.mkString(", ")} FROM parquet.`${t.path}` WHERE $where" +
       t.schema.fold("")(s => s"  -- read with schema: $s")
     def df = t.read.where(where).selectExpr(select: _*)
-    val expected = Try(normalized(timed(reference = true)(t.reference.where(where).selectExpr(select: _*).collect()))) match {
+    val expected = Try(normalized(times.timed(reference = true)(t.reference.where(where).selectExpr(select: _*).collect()))) match {
       case Success(rows) => rows
       case Failure(e) =>
         failures += s"[seed $seed] ${t.label}: the reference query failed (a generator bug): $e\n    $sql"
@@ -232,7 +224,7 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
     var allOnPlan: Option[SparkPlan] = None
     for (combo <- allOn +: others) withConf(("spark.lmspark.enabled" -> "true") +: combo.conf: _*) {
       val d = df
-      val problems = Try(normalized(timed(reference = false)(d.collect()))) match {
+      val problems = Try(normalized(times.timed(reference = false)(d.collect()))) match {
         case Failure(e) => Seq(s"lmspark failed: ${Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).toSeq.last}")
         case Success(rows) if rows != expected =>
           Seq(s"lmspark's rows differ from Spark's: ${rows.size} vs ${expected.size}; only in lmspark: " +
@@ -275,8 +267,7 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
   }
 
   override protected def afterAll(): Unit = {
-    try println(f"PruningDifferentialSuite: $queriesRun queries, seed $seed; expected rows ${referenceNanos / 1e9}%.1f s, " +
-      f"lmspark runs ${lmsparkNanos / 1e9}%.1f s; writing and loading files ${loadNanos / 1e9}%.1f s")
+    try println(s"PruningDifferentialSuite: $queriesRun queries, seed $seed; ${times.summary}")
     finally super.afterAll()
   }
 
