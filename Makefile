@@ -39,6 +39,15 @@ test-jvm:
 test-py: venv venv-bench jar
 	$(PY) -m pytest -q tests
 
+# The long tests, not in `make test`: the soak (1,000 benchmark queries in one session, lmspark on and
+# off in turn; heap, off-heap and open data files checked every hundred; figures in target/soak.md).
+# LMSPARK_SOAK_QUERIES and LMSPARK_SOAK_SCALE change its size.
+.PHONY: test-soak test-long
+test-soak: venv venv-bench jar
+	$(PY) -m pytest -q -s tests/long/test_soak.py
+
+test-long: test-soak
+
 # Generates TPC-H lineitem (SF1) once, then runs a handful of queries with lmspark on and off.
 demo: venv jar
 	$(PY) -m lmspark.demo
