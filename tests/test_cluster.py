@@ -252,10 +252,21 @@ def cluster_run(cluster: Cluster, tmp_path_factory) -> dict:
     env = dict(os.environ, LMSPARK_JAR=lmspark.jar_path(), PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1",
                TZ="UTC", PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))
     env.pop("SPARK_HOME", None)  # the driver's pyspark finds its own
-    p = subprocess.run(["nice", "-n", "10", sys.executable, str(HERE / "cluster_app.py"), str(spec_path), str(result_path)],
-                       capture_output=True, text=True, env=env, timeout=DRIVER_TIMEOUT)
+    # its own process group, so that a hang guard's kill takes the driver's JVM with it
+    p = subprocess.Popen(["nice", "-n", "10", sys.executable, str(HERE / "cluster_app.py"), str(spec_path),
+                          str(result_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=DRIVER_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail(f"cluster driver did not finish in {DRIVER_TIMEOUT} s:\n{out[-3000:]}\n{err[-6000:]}")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)  # nothing of the driver outlives the test
     assert p.returncode == 0, (
-        f"cluster driver failed (rc {p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}\n{cluster.log_tail()}"
+        f"cluster driver failed (rc {p.returncode}):\n{out[-3000:]}\n{err[-6000:]}\n{cluster.log_tail()}"
     )
     return json.loads(result_path.read_text())
 
