@@ -309,7 +309,8 @@ final class FileBatchReader(
       case e: IOException => throw e
       case e: SparkThrowable => throw e
       case NonFatal(e) =>
-        throw new IOException(s"lmspark could not read ${file.path} (row group ${nextBlock - 1}): $e", e)
+        val rg = if (nextBlock > 0) blocks.get(nextBlock - 1).getOrdinal else 0 // the file's ordinal, as ChunkContext
+        throw new IOException(s"lmspark could not read ${file.path} (row group $rg): $e", e)
     }
   }
 
