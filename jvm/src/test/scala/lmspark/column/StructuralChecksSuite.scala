@@ -536,3 +536,16 @@ class StructuralChecksSuite extends AnyFunSuite {
     }
   }
 }
+
+/** Codec-format expansion bounds, checked before a decompressor allocates its output. */
+class DecompressionBoundsSuite extends AnyFunSuite {
+  test("an uncompressed size beyond what the codec's format can expand to is refused before allocating") {
+    val src = new Array[Byte](100)
+    for (codec <- Seq(CompressionCodecName.SNAPPY, CompressionCodecName.LZ4, CompressionCodecName.LZ4_RAW,
+        CompressionCodecName.GZIP)) {
+      val d = lmspark.io.Decompressors.forCodec(codec).get
+      val e = intercept[lmspark.io.CorruptCompressedDataException](d.decompress(src, 0, src.length, Int.MaxValue - 16))
+      assert(e.getMessage.contains("cannot decompress"), e.getMessage)
+    }
+  }
+}
