@@ -6,7 +6,7 @@ import java.util.zip.CRC32
 import scala.util.control.NonFatal
 
 import org.apache.parquet.column.ColumnDescriptor
-import org.apache.parquet.format.{PageHeader, PageType, Util}
+import org.apache.parquet.format.{PageHeader, PageType}
 import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, CompressionCodecName}
 import org.apache.parquet.io.SeekableInputStream
 
@@ -322,7 +322,7 @@ final class PageSource private (
     val page = s"page ${if (layout != null && dataPage >= 0) ordinal else ordinal + 1} of the chunk"
     headerStream.reset(at)
     val h =
-      try Util.readPageHeader(headerStream)
+      try PageSource.readHeader(headerStream, regionLimit - at)
       catch {
         case NonFatal(e) =>
           throw context.error(s"cannot read the page header of $page at chunk offset ${chunkOffset(at)} of ${chunkOffset(regionLimit)} " +
@@ -394,6 +394,21 @@ final class PageSource private (
 }
 
 object PageSource {
+
+  /** Parses a thrift page header from `in`, of which at most `available` bytes remain: thrift's
+    * message size limit is set to them, so a corrupt length inside the header (e.g. of a
+    * statistics value) fails before thrift allocates for it (parquet-java's `Util.readPageHeader`
+    * bounds it only by thrift's default 100 MiB). */
+  private[io] def readHeader(in: InputStream, available: Int): PageHeader = {
+    val limit = math.max(available, 0)
+    val config = new shaded.parquet.org.apache.thrift.TConfiguration(limit, limit,
+      shaded.parquet.org.apache.thrift.TConfiguration.DEFAULT_RECURSION_DEPTH)
+    val protocol = new shaded.parquet.org.apache.thrift.protocol.TCompactProtocol(
+      new shaded.parquet.org.apache.thrift.transport.TIOStreamTransport(config, in), limit.toLong, limit.toLong)
+    val h = new PageHeader()
+    h.read(protocol)
+    h
+  }
 
   /** Largest array the JVM reliably allocates. */
   private val MaxArraySize: Long = Int.MaxValue - 16
