@@ -22,7 +22,9 @@ import org.apache.parquet.io.SeekableInputStream
   * With `verifyChecksums`, a page that is read and whose header has a `crc` is checked first: CRC32
   * over its `compressed_page_size` bytes as stored (for v2 pages levels included), as parquet-java
   * does. A page's uncompressed size is checked against `maxUncompressedPageSize` (the chunk's total
-  * uncompressed size) before anything is allocated for it.
+  * uncompressed size) before anything is allocated for it, and a page header is parsed with
+  * thrift's message limit set to the bytes left in the chunk ([[PageSource.readHeader]]). Errors
+  * name the page they concern (`page N of the chunk`, [[error]] for decoders' errors).
   *
   * A source made by [[PageSource.forPages]] holds only some data pages (`kept`, per the chunk's
   * checked offset index): it still yields every page in order, but a pruned page has no header
