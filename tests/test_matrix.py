@@ -585,6 +585,30 @@ def test_ignore_missing_files(spark, tmp_path):
             run_query(spark, fresh, {**settings, "spark.sql.files.ignoreMissingFiles": "false"})
 
 
+def test_file_truncated_after_listing(spark, tmp_path):
+    """A file truncated between listing and reading: vanilla Spark and lmspark both fail, lmspark
+    with an error naming the file; with ignoreCorruptFiles (which lmspark hands to Spark's reader)
+    the cut file is skipped and the answer is Spark's."""
+    folder = tmp_path / "truncated"
+    for i in range(3):
+        datagen.write(datagen.make_table(datagen.SUPPORTED_COLUMNS, 500, 950 + i, "some"), folder / f"f{i}.parquet")
+    with conf(spark, LM_CONF):
+        listed = spark.read.parquet(str(folder))  # lists the three files (and their sizes) now
+    victim = folder / "f1.parquet"
+    data = victim.read_bytes()
+    victim.write_bytes(data[: len(data) // 2])
+
+    def fresh(_s):
+        return listed.select("*")  # a new Dataset, planned anew, over the same file listing
+
+    for settings in (REFERENCE_CONF, LM_CONF):
+        with pytest.raises(Exception) as failure:
+            run_query(spark, fresh, {**settings, "spark.sql.files.ignoreCorruptFiles": "false"})
+        if settings is LM_CONF:
+            assert str(victim) in str(failure.value), str(failure.value)[:2000]
+    assert_same_answer(spark, fresh, common_conf={"spark.sql.files.ignoreCorruptFiles": "true"})
+
+
 @pytest.mark.parametrize("batch", ["1", "4095", "100000"])
 def test_batch_sizes(spark, mixed_encodings, batch):
     _check_folder(spark, mixed_encodings, QUERIES["select_star"], lm_conf={BATCH_SIZE_KEY: batch})

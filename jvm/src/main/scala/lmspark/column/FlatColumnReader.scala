@@ -22,9 +22,15 @@ import lmspark.io.{DataPageV1, DataPageV2, PageSource}
   * whole by their offset-index row count; reading a row of one, or a skip that ends inside one,
   * is an internal error (the selection must never select rows of a pruned page).
   *
+  * Structural checks against the row group: a page may not hold more rows than the row group has
+  * left, and once the row group's last row is consumed no later data page may hold rows (the pages'
+  * rows must add up to the row group's); a v2 page read through must have as many null definition
+  * levels as its `num_nulls`.
+  *
   * Invariants: `rowsConsumed <= rowCount`; `pageRemaining` is the number of rows of the current
   * page not yet read or skipped (0 = no current page); `levels` is null iff `maxDef == 0`.
-  * Malformed input ends in a [[ParquetDecodeException]] naming file, column and row group. */
+  * Malformed input ends in a [[ParquetDecodeException]] naming file, column, row group and, while a
+  * page is being decoded, the page ([[PageSource.error]]). */
 final class FlatColumnReader(
     descriptor: ColumnDescriptor,
     pages: PageSource,
@@ -45,6 +51,12 @@ final class FlatColumnReader(
 
   private[this] var rowsConsumed: Long = 0L
   private[this] var pageRemaining: Int = 0
+  /** The current page's `num_nulls` when it is a v2 page of a nullable column, else -1. */
+  private[this] var pageNullsExpected: Int = -1
+  /** Null definition levels seen in the current page (only while `pageNullsExpected >= 0`). */
+  private[this] var pageNulls: Int = 0
+  /** Whether the chunk was checked to hold no rows after the row group's last one. */
+  private[this] var endChecked: Boolean = false
 
   private[this] var dictionary: Dictionary = _
   private[this] var dictionaryDecoder: DictionaryIdsDecoder = _
@@ -71,7 +83,7 @@ final class FlatColumnReader(
     if (rowId < 0) throw new IllegalArgumentException(s"negative row id $rowId")
     if (rowsConsumed + n > rowCount)
       throw ctx.error(s"cannot read $n rows: only ${rowCount - rowsConsumed} of $rowCount rows remain")
-    try readRows(n, vector, rowId)
+    try { readRows(n, vector, rowId); if (rowsConsumed == rowCount) checkEnd() }
     catch translate
   }
 
@@ -79,16 +91,16 @@ final class FlatColumnReader(
     if (n < 0) throw new IllegalArgumentException(s"negative row count $n")
     if (rowsConsumed + n > rowCount)
       throw ctx.error(s"cannot skip $n rows: only ${rowCount - rowsConsumed} of $rowCount rows remain")
-    try skipRows(n)
+    try { skipRows(n); if (rowsConsumed == rowCount) checkEnd() }
     catch translate
   }
 
   /** Adds context to decoder errors; leaves Spark's own exceptions (rebase, overflow) alone. */
   private def translate: PartialFunction[Throwable, Nothing] = {
     case e: DecodeException =>
-      throw ctx.error(s"${e.getMessage} near row $rowsConsumed", e)
+      throw pages.error(s"${e.getMessage} near row $rowsConsumed", e)
     case e @ (_: IndexOutOfBoundsException | _: BufferUnderflowException | _: NegativeArraySizeException) =>
-      throw ctx.error(s"malformed page data near row $rowsConsumed: $e", e)
+      throw pages.error(s"malformed page data near row $rowsConsumed: $e", e)
   }
 
   private def readRows(n: Int, v: WritableColumnVector, rowId: Int): Unit = {
@@ -105,6 +117,26 @@ final class FlatColumnReader(
       done += m
       pageRemaining -= m
       rowsConsumed += m
+      if (pageRemaining == 0) pageDone()
+    }
+  }
+
+  /** The current page was read or skipped through: checks its null count (v2). */
+  private def pageDone(): Unit =
+    if (pageNullsExpected >= 0 && pageNulls != pageNullsExpected)
+      throw pages.error(s"data page v2 has num_nulls $pageNullsExpected but its definition levels hold " +
+        s"$pageNulls nulls")
+
+  /** After the row group's last row: no later data page may hold rows (pages whose rows add up to
+    * more than the row group's are malformed, not silently cut). Parses the remaining page headers
+    * only, once. */
+  private def checkEnd(): Unit = if (!endChecked && pageRemaining == 0) {
+    endChecked = true
+    while (nextDataPageHeader()) {
+      if (!pages.currentPageIsPruned && pages.currentPageRows > 0)
+        throw pages.error(s"data page holds ${pages.currentPageRows} rows after the row group's last row " +
+          s"(the row group has $rowCount rows; the chunk's pages hold more)")
+      pages.skipPage()
     }
   }
 
@@ -119,6 +151,7 @@ final class FlatColumnReader(
       else dictionaryDecoder.readIds(m, ids, rowId)
       return
     }
+    var nulls = 0
     if (levelBuf.length < m) levelBuf = new Array[Int](math.max(m, levelBuf.length * 2))
     val lv = levelBuf
     levels.readInts(m, lv, 0)
@@ -130,10 +163,11 @@ final class FlatColumnReader(
       if (l == maxDef) {
         if (ids == null) writer.write(values, j - i, v, rowId + i)
         else dictionaryDecoder.readIds(j - i, ids, rowId + i)
-      } else if (l >= 0 && l < maxDef) v.putNulls(rowId + i, j - i)
+      } else if (l >= 0 && l < maxDef) { v.putNulls(rowId + i, j - i); nulls += j - i }
       else throw new DecodeException(s"definition level $l outside [0, $maxDef]")
       i = j
     }
+    pageNulls += nulls
   }
 
   private def skipRows(n: Long): Unit = {
@@ -151,10 +185,15 @@ final class FlatColumnReader(
       } else {
         val m = math.min(left, pageRemaining.toLong).toInt
         if (levels == null) values.skip(m)
-        else values.skip(levels.skipCounting(m, maxDef))
+        else {
+          val present = levels.skipCounting(m, maxDef)
+          pageNulls += m - present
+          values.skip(present)
+        }
         left -= m
         pageRemaining -= m
         rowsConsumed += m
+        if (pageRemaining == 0) pageDone()
       }
     }
   }
@@ -166,7 +205,7 @@ final class FlatColumnReader(
       s"[$rowsConsumed, ${rowsConsumed + rows})), which page pruning removed and which was never read ($ctx)")
 
   private def noMorePages(): ParquetDecodeException =
-    ctx.error(s"column chunk has no more data pages after $rowsConsumed of $rowCount rows " +
+    pages.error(s"column chunk has no more data pages after $rowsConsumed of $rowCount rows " +
       "(truncated chunk or wrong row count?)")
 
   /** Moves to the next data page header (or pruned page), reading a dictionary page on the way. */
@@ -176,7 +215,7 @@ final class FlatColumnReader(
       pages.currentPageType match {
         case PageType.DICTIONARY_PAGE => readDictionary()
         case PageType.DATA_PAGE | PageType.DATA_PAGE_V2 => return true
-        case other => throw ctx.error(s"unexpected page type $other")
+        case other => throw pages.error(s"unexpected page type $other")
       }
     }
     false
@@ -190,16 +229,21 @@ final class FlatColumnReader(
     }
 
   private def readDictionary(): Unit = {
-    if (dictionary != null) throw ctx.error("column chunk has a second dictionary page")
+    if (dictionary != null) throw pages.error("column chunk has a second dictionary page")
     val page = pages.readDictionaryPage()
     if (page.encoding != Encoding.PLAIN && page.encoding != Encoding.PLAIN_DICTIONARY)
-      throw ctx.error(s"dictionary page encoding ${page.encoding} is not supported")
-    dictionary = Dictionary.decodePlain(physical, typeLength, page.numValues, page.bytes, page.offset, page.length)
+      throw pages.error(s"dictionary page encoding ${page.encoding} is not supported")
+    dictionary =
+      try Dictionary.decodePlain(physical, typeLength, page.numValues, page.bytes, page.offset, page.length)
+      catch { case e: DecodeException => throw pages.error(s"malformed dictionary page: ${e.getMessage}", e) }
     dictionaryDecoder = new DictionaryIdsDecoder(dictionary)
     preservation.setChunkDictionary(dictionary)
   }
 
   private def loadCurrentPage(): Unit = {
+    pageNullsExpected = -1
+    pageNulls = 0
+    val left = rowCount - rowsConsumed
     pages.readDataPage() match {
       case p: DataPageV1 =>
         var off = p.offset
@@ -207,35 +251,38 @@ final class FlatColumnReader(
         if (maxDef > 0) {
           p.definitionLevelEncoding match {
             case Encoding.RLE =>
-              if (end - off < 4) throw ctx.error("data page too short for its definition level length")
+              if (end - off < 4) throw pages.error("data page too short for its definition level length")
               val len = LittleEndian.int32(p.bytes, off)
               if (len < 0 || len > end - off - 4)
-                throw ctx.error(s"definition levels length $len does not fit the page (${end - off - 4} bytes)")
+                throw pages.error(s"definition levels length $len does not fit the page (${end - off - 4} bytes)")
               rleLevels.init(p.bytes, off + 4, len, defBitWidth)
               levels = rleLevels
               off += 4 + len
             case Encoding.BIT_PACKED =>
               val len = ((p.numValues.toLong * defBitWidth + 7) / 8)
-              if (len > end - off) throw ctx.error(s"BIT_PACKED definition levels need $len bytes, page has ${end - off}")
+              if (len > end - off) throw pages.error(s"BIT_PACKED definition levels need $len bytes, page has ${end - off}")
               if (legacyLevels == null) legacyLevels = new LegacyBitPackedLevelDecoder
               legacyLevels.init(p.bytes, off, len.toInt, defBitWidth)
               levels = legacyLevels
               off += len.toInt
-            case other => throw ctx.error(s"definition level encoding $other is not supported")
+            case other => throw pages.error(s"definition level encoding $other is not supported")
           }
         } else levels = null
+        if (p.numValues > left) throw tooManyRows(p.numValues, left)
         initValues(p.valueEncoding, p.bytes, off, end - off, p.numValues)
         pageRemaining = p.numValues
       case p: DataPageV2 =>
         if (p.numRows != p.numValues)
-          throw ctx.error(s"data page v2 of a flat column has num_rows ${p.numRows} != num_values ${p.numValues}")
+          throw pages.error(s"data page v2 of a flat column has num_rows ${p.numRows} != num_values ${p.numValues}")
         if (p.numNulls > p.numValues)
-          throw ctx.error(s"data page v2 has num_nulls ${p.numNulls} > num_values ${p.numValues}")
+          throw pages.error(s"data page v2 has num_nulls ${p.numNulls} > num_values ${p.numValues}")
+        if (p.numRows > left) throw tooManyRows(p.numRows, left)
         if (maxDef > 0) {
           rleLevels.init(p.levelBytes, p.levelOffset + p.repLevelsLength, p.defLevelsLength, defBitWidth)
           levels = rleLevels
+          pageNullsExpected = p.numNulls
         } else {
-          if (p.numNulls != 0) throw ctx.error(s"required column has a data page v2 with ${p.numNulls} nulls")
+          if (p.numNulls != 0) throw pages.error(s"required column has a data page v2 with ${p.numNulls} nulls")
           levels = null
         }
         initValues(p.valueEncoding, p.valueBytes, p.valueOffset, p.valueLength, p.numValues - p.numNulls)
@@ -243,11 +290,15 @@ final class FlatColumnReader(
     }
   }
 
+  private def tooManyRows(rows: Int, left: Long): ParquetDecodeException =
+    pages.error(s"data page holds $rows rows but only $left of the row group's $rowCount rows remain " +
+      s"(its first row would be row $rowsConsumed; the chunk's pages hold more rows than the row group)")
+
   private def initValues(encoding: Encoding, bytes: Array[Byte], offset: Int, length: Int, numValues: Int): Unit = {
     values = encoding match {
       case Encoding.PLAIN_DICTIONARY | Encoding.RLE_DICTIONARY =>
         if (dictionaryDecoder == null)
-          throw ctx.error(s"data page is $encoding encoded but the column chunk has no dictionary page")
+          throw pages.error(s"data page is $encoding encoded but the column chunk has no dictionary page")
         dictionaryDecoder
       case other => pageDecoders.forEncoding(other)
     }

@@ -143,6 +143,8 @@ object Dictionary {
         while (i <= numValues) { offsets(i) = i * typeLength; i += 1 }
         new BinaryDictionary(offsets, java.util.Arrays.copyOfRange(bytes, offset, offset + numValues * typeLength))
       case PrimitiveTypeName.BINARY =>
+        // Each value takes at least its 4-byte length: bounds the offsets array by the page.
+        needFixed(4)
         val offsets = new Array[Int](numValues + 1)
         val end = offset + length
         // First pass: validate and measure; second: copy without length prefixes.

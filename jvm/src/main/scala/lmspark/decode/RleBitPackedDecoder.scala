@@ -9,7 +9,9 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
   * (`packedCount` values at `packedStart`, `packedIndex` consumed so far). A bit-packed run is
   * unpacked into `unpacked` only when a value of it is read; skips only move `packedIndex`.
   * Invariants: `0 <= runRemaining`; `pos <= end`; each run header advances `pos`, so corrupt input
-  * ends in a [[DecodeException]], never a loop. */
+  * ends in a [[DecodeException]], never a loop; a bit-packed run's count is cut to the bytes
+  * present, so `unpacked` never grows past 8 values per byte of the page (a zero-width packed run
+  * is treated as an RLE run of 0); an RLE value must fit the bit width. */
 final class RleBitPackedDecoder extends LevelDecoder {
   private[this] var bytes: Array[Byte] = _
   private[this] var pos: Int = 0
@@ -63,17 +65,25 @@ final class RleBitPackedDecoder extends LevelDecoder {
       var i = 0
       while (i < width) { v |= (bytes(pos + i) & 0xff) << (8 * i); i += 1 }
       pos += width
+      // A run value wider than the bit width (a level above the column's max, an id past any
+      // dictionary of that width) is malformed.
+      if (bitWidth < 32 && (v >>> bitWidth) != 0)
+        throw new DecodeException(s"RLE run value $v does not fit the bit width $bitWidth")
       isRle = true
       rleValue = v
       runRemaining = math.min(count, Int.MaxValue.toLong).toInt
+    } else if (bitWidth == 0) {
+      // Zero-width packed values are all 0: an RLE run of 0, so that nothing is unpacked (a count
+      // taken from the file must not size an allocation).
+      isRle = true
+      rleValue = 0
+      runRemaining = math.min(header >>> 1 << 3, Int.MaxValue.toLong).toInt
     } else {
       val groups = header >>> 1
       val wanted = groups * 8
       val avail = end - pos
       // The last bit-packed run may be cut short by a writer; never read past `end`.
-      val count =
-        if (bitWidth == 0) math.min(wanted, Int.MaxValue.toLong)
-        else math.min(wanted, avail.toLong * 8 / bitWidth)
+      val count = math.min(wanted, avail.toLong * 8 / bitWidth) // at most 8x the bytes left: bounded by the page
       val byteLen = math.min(groups * bitWidth, avail.toLong).toInt
       isRle = false
       packedStart = pos

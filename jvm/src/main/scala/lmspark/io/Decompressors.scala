@@ -17,11 +17,22 @@ import org.xerial.snappy.Snappy
   * whatever the codec library throws on malformed input. The caller bounds `n` before calling, so
   * the output allocation is never larger than it allows. No data at all for an empty page is
   * accepted for every codec (writers store zero bytes for it, e.g. parquet-java's SNAPPY and LZ4
-  * compressors). Implementations keep no state between calls and are thread-safe. */
+  * compressors). Implementations keep no state between calls and are thread-safe.
+  *
+  * Codecs whose format bounds how much output a byte of input can give ([[maxExpansion]]: snappy,
+  * LZ4, gzip) refuse a size beyond that bound before allocating, so such a page's allocation is
+  * bounded by its own stored bytes, not only by the header's claim. */
 sealed abstract class Decompressor(val codec: CompressionCodecName) {
+  /** Output bytes one input byte can give at most in this codec's format (with
+    * [[Decompressor.Slack]] bytes more per page), or 0 when the format sets no useful bound. */
+  protected def maxExpansion: Long = 0L
+
   final def decompress(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
     if (off < 0 || len < 0 || off.toLong + len > src.length || uncompressedSize < 0)
       throw new IllegalArgumentException(s"bad range [$off, $off + $len) of ${src.length} bytes, or size $uncompressedSize")
+    if (maxExpansion > 0 && uncompressedSize > len * maxExpansion + Decompressor.Slack)
+      throw new CorruptCompressedDataException(s"$len bytes of $codec data cannot decompress to $uncompressedSize " +
+        s"bytes (at most ${maxExpansion}x + ${Decompressor.Slack}): corrupt page size")
     if (len == 0 && uncompressedSize == 0) Array.emptyByteArray
     else decode(src, off, len, uncompressedSize)
   }
@@ -30,6 +41,11 @@ sealed abstract class Decompressor(val codec: CompressionCodecName) {
   protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte]
 
   override def toString: String = s"Decompressor($codec)"
+}
+
+object Decompressor {
+  /** Bytes allowed beyond a codec's expansion bound (stream headers, tiny pages). */
+  val Slack: Long = 1024L
 }
 
 /** Compressed page data that does not decompress to what its header says. No file context; the
@@ -71,6 +87,8 @@ object Decompressors {
 
   /** Snappy (raw snappy format, as parquet writes it): its preamble must declare the header's size. */
   private object SnappyPages extends Decompressor(CompressionCodecName.SNAPPY) {
+    // A 3-byte copy yields at most 64 bytes (21.3x); literals and 2-byte copies less.
+    override protected def maxExpansion: Long = 32L
     override protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
       val declared = Snappy.uncompressedLength(src, off, len)
       if (declared != uncompressedSize)
@@ -97,6 +115,8 @@ object Decompressors {
 
   /** LZ4_RAW: one LZ4 block. */
   private object Lz4RawPages extends Decompressor(CompressionCodecName.LZ4_RAW) {
+    // Each match-length byte adds at most 255 bytes of output.
+    override protected def maxExpansion: Long = 256L
     override protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
       val out = new Array[Byte](uncompressedSize)
       checkSize("lz4", lz4Block(src, off, len, out, 0, uncompressedSize), uncompressedSize)
@@ -115,6 +135,7 @@ object Decompressors {
     * produced (Hadoop splits large inputs into several chunks; Arrow's writer writes one). A block
     * of length 0 has no chunk (Hadoop) or one chunk that decodes to nothing (Arrow). */
   private object Lz4Pages extends Decompressor(CompressionCodecName.LZ4) {
+    override protected def maxExpansion: Long = 256L
     override protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
       val out = new Array[Byte](uncompressedSize)
       if (!hadoopFramed(src, off, len, out)) {
@@ -171,6 +192,8 @@ object Decompressors {
   /** GZIP: one or more gzip members (RFC 1952) back to back, all decompressed one after another;
     * each member's CRC32 and length trailer is checked. */
   private object GzipPages extends Decompressor(CompressionCodecName.GZIP) {
+    // Deflate's limit is 1032:1 (258-byte matches in 2 bits).
+    override protected def maxExpansion: Long = 1040L
     private final val FTEXT = 1
     private final val FHCRC = 2
     private final val FEXTRA = 4

@@ -6,7 +6,7 @@ import java.util.zip.CRC32
 import scala.util.control.NonFatal
 
 import org.apache.parquet.column.ColumnDescriptor
-import org.apache.parquet.format.{PageHeader, PageType, Util}
+import org.apache.parquet.format.{PageHeader, PageType}
 import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, CompressionCodecName}
 import org.apache.parquet.io.SeekableInputStream
 
@@ -22,7 +22,9 @@ import org.apache.parquet.io.SeekableInputStream
   * With `verifyChecksums`, a page that is read and whose header has a `crc` is checked first: CRC32
   * over its `compressed_page_size` bytes as stored (for v2 pages levels included), as parquet-java
   * does. A page's uncompressed size is checked against `maxUncompressedPageSize` (the chunk's total
-  * uncompressed size) before anything is allocated for it.
+  * uncompressed size) before anything is allocated for it, and a page header is parsed with
+  * thrift's message limit set to the bytes left in the chunk ([[PageSource.readHeader]]). Errors
+  * name the page they concern (`page N of the chunk`, [[error]] for decoders' errors).
   *
   * A source made by [[PageSource.forPages]] holds only some data pages (`kept`, per the chunk's
   * checked offset index): it still yields every page in order, but a pruned page has no header
@@ -70,6 +72,20 @@ final class PageSource private (
 
   /** Decompressed bytes produced so far. */
   def bytesDecompressed: Long = decompressedBytes
+
+  /** The page whose data is being decoded (the last one read), e.g. `page 3 of the chunk
+    * (DATA_PAGE at chunk offset 1234, file offset 5678)`, for errors raised while decoding it. */
+  def describeCurrentPage: String =
+    if (prunedCurrent) s"page $ordinal of the chunk (pruned)"
+    else if (header == null) s"no page (${if (ordinal < 0) "none read yet" else s"$ordinal was the chunk's last"})"
+    else describePage
+
+  /** An error naming `what`, the current page ([[describeCurrentPage]]) and the chunk. */
+  def error(what: String, cause: Throwable = null): lmspark.column.ParquetDecodeException =
+    if (header == null && !prunedCurrent) {
+      val where = if (ordinal < 0) "before the chunk's first page" else s"after page $ordinal, the chunk's last"
+      context.error(s"$what, $where", cause)
+    } else context.error(s"$what in $describeCurrentPage", cause)
 
   /** A fresh source over the same bytes, from the chunk's first page, sharing nothing mutable with
     * this one: the chunk is walked again without reading the file again (`bytesRead` is 0). */
@@ -123,13 +139,13 @@ final class PageSource private (
     header.getType match {
       case PageType.DATA_PAGE =>
         val n = header.data_page_header.num_values
-        if (n < 0) throw context.error(s"data page has negative num_values $n")
+        if (n < 0) throw error(s"data page has negative num_values $n")
         n
       case PageType.DATA_PAGE_V2 =>
         val n = header.data_page_header_v2.num_rows
-        if (n < 0) throw context.error(s"data page v2 has negative num_rows $n")
+        if (n < 0) throw error(s"data page v2 has negative num_rows $n")
         n
-      case t => throw context.error(s"page of type $t has no rows")
+      case t => throw error(s"page of type $t has no rows")
     }
   }
 
@@ -145,10 +161,10 @@ final class PageSource private (
   def readDictionaryPage(): DictionaryPage = {
     requireHeader()
     if (header.getType != PageType.DICTIONARY_PAGE)
-      throw context.error(s"expected a dictionary page, found ${header.getType}")
+      throw error(s"expected a dictionary page, found ${header.getType}")
     val dh = header.dictionary_page_header
-    if (dh == null) throw context.error("dictionary page without dictionary_page_header")
-    if (dh.num_values < 0) throw context.error(s"dictionary page has negative num_values ${dh.num_values}")
+    if (dh == null) throw error("dictionary page without dictionary_page_header")
+    if (dh.num_values < 0) throw error(s"dictionary page has negative num_values ${dh.num_values}")
     checkCrc()
     val out = decompress(dataStart, header.compressed_page_size, header.uncompressed_page_size)
     val page = new DictionaryPage(dh.num_values, dh.encoding, out, outOffset, outLength)
@@ -162,23 +178,23 @@ final class PageSource private (
     val page = header.getType match {
       case PageType.DATA_PAGE =>
         val dh = header.data_page_header
-        if (dh == null) throw context.error("data page without data_page_header")
-        if (dh.num_values < 0) throw context.error(s"data page has negative num_values ${dh.num_values}")
+        if (dh == null) throw error("data page without data_page_header")
+        if (dh.num_values < 0) throw error(s"data page has negative num_values ${dh.num_values}")
         checkCrc()
         val out = decompress(dataStart, header.compressed_page_size, header.uncompressed_page_size)
         new DataPageV1(dh.num_values, dh.encoding, dh.definition_level_encoding, dh.repetition_level_encoding,
           out, outOffset, outLength)
       case PageType.DATA_PAGE_V2 =>
         val dh = header.data_page_header_v2
-        if (dh == null) throw context.error("data page v2 without data_page_header_v2")
+        if (dh == null) throw error("data page v2 without data_page_header_v2")
         if (dh.num_values < 0 || dh.num_rows < 0 || dh.num_nulls < 0)
-          throw context.error(s"data page v2 has negative counts (num_values ${dh.num_values}, " +
+          throw error(s"data page v2 has negative counts (num_values ${dh.num_values}, " +
             s"num_rows ${dh.num_rows}, num_nulls ${dh.num_nulls})")
         val rl = dh.repetition_levels_byte_length
         val dl = dh.definition_levels_byte_length
         val levels = rl.toLong + dl
         if (rl < 0 || dl < 0 || levels > header.compressed_page_size || levels > header.uncompressed_page_size)
-          throw context.error(s"data page v2 has invalid level lengths (repetition $rl, definition $dl, " +
+          throw error(s"data page v2 has invalid level lengths (repetition $rl, definition $dl, " +
             s"page ${header.compressed_page_size} bytes)")
         checkCrc()
         val compressedValues = header.compressed_page_size - levels.toInt
@@ -191,7 +207,7 @@ final class PageSource private (
           }
         new DataPageV2(dh.num_values, dh.num_nulls, dh.num_rows, dh.encoding, bytes, dataStart, rl, dl,
           out, outOffset, outLength)
-      case t => throw context.error(s"expected a data page, found $t")
+      case t => throw error(s"expected a data page, found $t")
     }
     consumed()
     dataPagesDecompressed += 1
@@ -304,28 +320,30 @@ final class PageSource private (
   private def parseHeader(): PageHeader = {
     val at = pos
     headerStart = at
+    // The ordinal this page will have (a pruned layout has already counted it).
+    val page = s"page ${if (layout != null && dataPage >= 0) ordinal else ordinal + 1} of the chunk"
     headerStream.reset(at)
     val h =
-      try Util.readPageHeader(headerStream)
+      try PageSource.readHeader(headerStream, regionLimit - at)
       catch {
         case NonFatal(e) =>
-          throw context.error(s"cannot read page header at chunk offset ${chunkOffset(at)} of ${chunkOffset(regionLimit)} " +
+          throw context.error(s"cannot read the page header of $page at chunk offset ${chunkOffset(at)} of ${chunkOffset(regionLimit)} " +
             s"(corrupt or truncated chunk): ${e.getMessage}", e)
       }
     val start = headerStream.position
-    if (h.getType == null) throw context.error(s"page header at chunk offset ${chunkOffset(at)} has no page type")
+    if (h.getType == null) throw context.error(s"page header of $page at chunk offset ${chunkOffset(at)} has no page type")
     val missing = h.getType match {
       case PageType.DATA_PAGE => h.data_page_header == null
       case PageType.DATA_PAGE_V2 => h.data_page_header_v2 == null
       case PageType.DICTIONARY_PAGE => h.dictionary_page_header == null
       case _ => false
     }
-    if (missing) throw context.error(s"${h.getType} header at chunk offset ${chunkOffset(at)} lacks its type-specific header")
+    if (missing) throw context.error(s"${h.getType} header of $page at chunk offset ${chunkOffset(at)} lacks its type-specific header")
     if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0)
-      throw context.error(s"page header at chunk offset ${chunkOffset(at)} has negative sizes " +
+      throw context.error(s"page header of $page at chunk offset ${chunkOffset(at)} has negative sizes " +
         s"(compressed ${h.compressed_page_size}, uncompressed ${h.uncompressed_page_size})")
     if (h.compressed_page_size.toLong > regionLimit - start)
-      throw context.error(s"page at chunk offset ${chunkOffset(at)} needs ${h.compressed_page_size} bytes but " +
+      throw context.error(s"$page at chunk offset ${chunkOffset(at)} needs ${h.compressed_page_size} bytes but " +
         s"only ${regionLimit - start} remain in the chunk (truncated chunk?)")
     pos = start
     dataStart = start
@@ -378,6 +396,21 @@ final class PageSource private (
 }
 
 object PageSource {
+
+  /** Parses a thrift page header from `in`, of which at most `available` bytes remain: thrift's
+    * message size limit is set to them, so a corrupt length inside the header (e.g. of a
+    * statistics value) fails before thrift allocates for it (parquet-java's `Util.readPageHeader`
+    * bounds it only by thrift's default 100 MiB). */
+  private[io] def readHeader(in: InputStream, available: Int): PageHeader = {
+    val limit = math.max(available, 0)
+    val config = new shaded.parquet.org.apache.thrift.TConfiguration(limit, limit,
+      shaded.parquet.org.apache.thrift.TConfiguration.DEFAULT_RECURSION_DEPTH)
+    val protocol = new shaded.parquet.org.apache.thrift.protocol.TCompactProtocol(
+      new shaded.parquet.org.apache.thrift.transport.TIOStreamTransport(config, in), limit.toLong, limit.toLong)
+    val h = new PageHeader()
+    h.read(protocol)
+    h
+  }
 
   /** Largest array the JVM reliably allocates. */
   private val MaxArraySize: Long = Int.MaxValue - 16

@@ -10,6 +10,8 @@ import org.apache.parquet.hadoop.metadata.ParquetMetadata
 import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.parquet.io.SeekableInputStream
 
+import lmspark.column.ParquetDecodeException
+
 /** An open Parquet file: its input stream and the footer of the row groups in one split. */
 final class OpenFile(val path: Path, val stream: SeekableInputStream, val footer: ParquetMetadata)
   extends AutoCloseable {
@@ -20,7 +22,8 @@ final class OpenFile(val path: Path, val stream: SeekableInputStream, val footer
  * Opens a file and reads its footer with parquet-java, keeping only the row groups whose midpoint
  * falls in the split `[start, start + length)`, as Spark's reader does. A footer that cannot be
  * read gives an `IOException` naming the file; a missing file stays a `FileNotFoundException`, so
- * that `ignoreMissingFiles` works.
+ * that `ignoreMissingFiles` works. The split's row groups are then checked by [[FooterChecks]]
+ * (a [[ParquetDecodeException]] naming file, row group, column and field).
  */
 object FooterReader {
   def open(conf: Configuration, path: Path, fileSize: Long, modificationTime: Long,
@@ -31,9 +34,11 @@ object FooterReader {
     try {
       val options = HadoopReadOptions.builder(conf, path).withRange(start, start + length).build()
       val footer = ParquetFileReader.readFooter(inputFile, options, stream)
+      FooterChecks.check(footer, path.toString, fileSize)
       new OpenFile(path, stream, footer)
     } catch {
       case e: FileNotFoundException => stream.close(); throw e
+      case e: ParquetDecodeException => stream.close(); throw e
       case e: Exception =>
         stream.close()
         throw new IOException(s"Could not read the Parquet footer of $path: ${e.getMessage}", e)

@@ -7,6 +7,8 @@ package lmspark
  *
  * Files:
  *  - `FooterReader.scala`: opens a file and reads the footer of one split's row groups.
+ *  - `FooterChecks.scala`: the structural fields of those row groups (chunk ranges, counts),
+ *    checked before use.
  *  - `PageIndexes.scala`: a chunk's column / offset index, and the offset index checked against the
  *    chunk as `lmspark.selection.PageLocations`.
  *  - `BloomFilters.scala`: a chunk's split-block bloom filter, after checking its header.

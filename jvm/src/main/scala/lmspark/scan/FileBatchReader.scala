@@ -140,9 +140,11 @@ final class FileBatchReader(
     val n = math.min(capacity.toLong, rowsLeftInGroup).toInt
     var k = 0
     while (k < presentColumns.length) {
+      column = k
       readers(k).read(n, dataVectors(presentColumns(k)))
       k += 1
     }
+    column = -1
     metrics.valuesDecoded += n.toLong * presentColumns.length
     n
   }
@@ -159,6 +161,7 @@ final class FileBatchReader(
       if (step == SelectionCursor.Read) {
         val n = cursor.stepRows.toInt
         while (k < presentColumns.length) {
+          column = k
           if (readers(k) != null) readers(k).read(n, dataVectors(presentColumns(k)), out)
           k += 1
         }
@@ -170,10 +173,11 @@ final class FileBatchReader(
         out += n
       } else {
         val n = cursor.stepRows
-        while (k < presentColumns.length) { if (readers(k) != null) readers(k).skip(n); k += 1 }
+        while (k < presentColumns.length) { column = k; if (readers(k) != null) readers(k).skip(n); k += 1 }
       }
       step = cursor.next()
     }
+    column = -1
     if (track) {
       var k = 0
       while (k < presentColumns.length) {
@@ -302,14 +306,29 @@ final class FileBatchReader(
     metrics.rowGroupsRead += 1
   }
 
-  /** Runs `body`, giving unexpected failures a message that names the file. */
+  /** The present column (index into `presentColumns`) whose reader is running, -1 between them:
+    * names the column (and its current page) when a reader fails unexpectedly. */
+  private var column = -1
+
+  /** Runs `body`, giving unexpected failures a message that names the file, the row group and,
+    * when a column reader was running, the column and its current page. (Malformed input is a
+    * [[lmspark.column.ParquetDecodeException]] from the readers already, which names all four.) */
   private def guarded[T](body: => T): T = {
     try body
     catch {
-      case e: IOException => throw e
-      case e: SparkThrowable => throw e
+      case e: IOException => column = -1; throw e
+      case e: SparkThrowable => column = -1; throw e
       case NonFatal(e) =>
-        throw new IOException(s"lmspark could not read ${file.path} (row group ${nextBlock - 1}): $e", e)
+        val rg = if (nextBlock > 0) blocks.get(nextBlock - 1).getOrdinal else 0 // the file's ordinal, as ChunkContext
+        val where =
+          if (column < 0 || column >= presentColumns.length) ""
+          else {
+            val name = settings.requiredSchema(presentColumns(column)).name
+            val page = if (column < sources.length && sources(column) != null) s", ${sources(column).describeCurrentPage}" else ""
+            s", column $name$page"
+          }
+        column = -1
+        throw new IOException(s"lmspark could not read ${file.path} (row group $rg$where): $e", e)
     }
   }
 

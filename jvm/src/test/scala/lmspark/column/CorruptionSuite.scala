@@ -58,6 +58,10 @@ class CorruptionSuite extends AnyFunSuite {
     assert(e.getMessage.contains("row group 0"), e.getMessage)
   }
 
+  /** The error names the page being decoded (`page N of the chunk`). */
+  private def assertNamesPage(e: Throwable, page: Int): Unit =
+    assert(e.getMessage.contains(s"page $page of the chunk"), e.getMessage)
+
   private def chunk(col: Int): Array[Byte] = {
     val lm = new LmFile(file.path)
     try ChunkBytes.read(file.path, lm.chunk(0, col)) finally lm.close()
@@ -113,6 +117,7 @@ class CorruptionSuite extends AnyFunSuite {
       val e = readBytes(col, ChunkBytes.replaceHeader(bytes, dict, h))
       assertNamesChunk(e, col)
       assert(e.getMessage.contains("dictionary id") && e.getMessage.contains("out of range [0, 1)"), e.getMessage)
+      assertNamesPage(e, 1)
     }
   }
 
@@ -125,6 +130,7 @@ class CorruptionSuite extends AnyFunSuite {
       val e = readBytes(col, ChunkBytes.replaceHeader(bytes, page, h))
       assertNamesChunk(e, col)
       assert(Seq("ended early", "runs past", "truncated").exists(e.getMessage.contains), e.getMessage)
+      assertNamesPage(e, ChunkBytes.pages(bytes).indexOf(page))
     }
   }
 
@@ -135,6 +141,7 @@ class CorruptionSuite extends AnyFunSuite {
     val e = readBytes(3, bytes)
     assertNamesChunk(e, 3)
     assert(e.getMessage.contains("negative length"), e.getMessage)
+    assertNamesPage(e, ChunkBytes.pages(bytes).indexOf(page))
   }
 
   test("page encoding the chunk metadata did not announce") {
@@ -145,6 +152,7 @@ class CorruptionSuite extends AnyFunSuite {
     val e = readBytes(1, ChunkBytes.replaceHeader(bytes, page, h))
     assertNamesChunk(e, 1)
     assert(e.getMessage.contains("DELTA_LENGTH_BYTE_ARRAY"), e.getMessage)
+    assertNamesPage(e, ChunkBytes.pages(bytes).indexOf(page))
   }
 
   test("random byte flips and truncations end cleanly") {
