@@ -241,6 +241,9 @@ final class FlatColumnReader(
         initValues(p.valueEncoding, p.valueBytes, p.valueOffset, p.valueLength, p.numValues - p.numNulls)
         pageRemaining = p.numRows
     }
+    if (pageRemaining > rowCount - rowsConsumed)
+      throw ctx.error(s"data page ${pages.currentPageOrdinal} holds $pageRemaining rows but only " +
+        s"${rowCount - rowsConsumed} of the row group's $rowCount rows remain")
   }
 
   private def initValues(encoding: Encoding, bytes: Array[Byte], offset: Int, length: Int, numValues: Int): Unit = {

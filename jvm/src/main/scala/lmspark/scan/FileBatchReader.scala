@@ -12,7 +12,7 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
 import lmspark.column.{ColumnReader, ColumnReaderFactory}
-import lmspark.io.PageSource
+import lmspark.io.{ChunkContext, PageSource}
 import lmspark.meta.OpenFile
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.{Guarantees, Predicate}
@@ -230,6 +230,7 @@ final class FileBatchReader(
       if (pruner == null) RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, block.getRowCount, plan.columns.length))
       else pruner.decide(block, blockIndex)
     }
+    guarded { checkValueCounts(block) }
     val rowGroup = decision match {
       case RowGroupDecision.Skip(reason) =>
         reason match {
@@ -300,6 +301,20 @@ final class FileBatchReader(
         rowsLeftInGroup = block.getRowCount
     }
     metrics.rowGroupsRead += 1
+  }
+
+  /** A flat column chunk holds one value (or null) per row: its `num_values` must be the row
+    * group's row count (parquet-java and Spark fail such a chunk when they reach its end). */
+  private def checkValueCounts(block: org.apache.parquet.hadoop.metadata.BlockMetaData): Unit = {
+    var k = 0
+    while (k < presentColumns.length) {
+      val ColumnPlan.Present(descriptor, _, _) = plan.columns(presentColumns(k)): @unchecked
+      val chunk = FileReadPlan.chunkOf(block, descriptor)
+      if (descriptor.getMaxRepetitionLevel == 0 && chunk.getValueCount != block.getRowCount)
+        throw new ChunkContext(file.path.toString, descriptor.getPath.mkString("."), chunk.getRowGroupOrdinal)
+          .error(s"column chunk num_values ${chunk.getValueCount} differs from the row group's ${block.getRowCount} rows")
+      k += 1
+    }
   }
 
   /** Runs `body`, giving unexpected failures a message that names the file. */
