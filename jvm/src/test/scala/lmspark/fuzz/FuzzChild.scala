@@ -32,7 +32,8 @@ import lmspark.scan.{FileBatchReader, FileReadPlan, ScanSettings}
  *     `ParquetFileFormat` does (a split over the whole file, `ParquetReadSupport`, requested schema);
  *   - `pq`: parquet-java's record reader with its example `Group` materializer.
  *
- * Arguments: `<readers>=<file>`, readers a comma-separated subset of `lm,spark,pq`.
+ * Arguments: `<readers>=<file>`, readers a comma-separated subset of `lm,spark,pq` (or of the
+ * `selftest-*` readers that hang, exhaust the heap or halt the JVM, for the runner's own test).
  * Lines: `begin <reader> <file>` before a read, then `<reader> <file> ROWS <digest> <rows>`,
  * `<reader> <file> ERROR <exception class>: <message>`, `lm <file> FALLBACK <reason>` (lmspark hands
  * the file to Spark's reader) or `<reader> <file> NOSCHEMA <message>` (Spark could not even infer a
@@ -60,7 +61,8 @@ object FuzzChild {
 
   private def oneLine(s: String): String = {
     val t = String.valueOf(s).replaceAll("[\\r\\n\\t]+", " | ")
-    if (t.length > 600) t.substring(0, 600) + "..." else t
+    // Whole (the parent looks for the file's name anywhere in it), within reason.
+    if (t.length > 100000) t.substring(0, 100000) + "..." else t
   }
 
   private def describe(e: Throwable): String = s"${e.getClass.getName}: ${oneLine(e.getMessage)}"
@@ -87,7 +89,12 @@ object FuzzChild {
       for ((name, read) <- Seq[(String, () => String)](
           "lm" -> (() => readLm(file, conf, inferred)),
           "spark" -> (() => readSpark(file, conf, inferred)),
-          "pq" -> (() => readParquetJava(file, conf, inferred))) if wanted(name)) {
+          "pq" -> (() => readParquetJava(file, conf, inferred)),
+          // Misbehaving readers for the runner's own test (never asked for in a fuzz run).
+          "selftest-hang" -> (() => { Thread.sleep(Long.MaxValue); "" }),
+          "selftest-oom" -> (() => { val hold = new java.util.ArrayList[Array[Long]]()
+            while (true) hold.add(new Array[Long](1 << 20)); "" }),
+          "selftest-crash" -> (() => { Runtime.getRuntime.halt(7); "" })) if wanted(name)) {
         out.println(s"begin $name $f")
         val result =
           try read()

@@ -25,6 +25,10 @@ final case class ReadResult(kind: String, detail: String) {
  */
 object FuzzRunner {
 
+  /** How long a new child may take to print its first line. */
+  private val startupSeconds = 120
+
+  /** The readers of every file, in the order the child runs them (lmspark first). */
   val readers: Seq[String] = Seq("lm", "spark", "pq")
 
   private val addOpens = Seq("java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio",
@@ -41,15 +45,15 @@ object FuzzRunner {
 
   /** The results per file and reader, and the errors of the runner itself (a child that could not
     * start, say). */
-  def run(files: IndexedSeq[Path], workers: Int, stallSeconds: Int,
-      logDir: Path): (Map[Path, Map[String, ReadResult]], Seq[String]) = {
+  def run(files: IndexedSeq[Path], workers: Int, stallSeconds: Int, logDir: Path,
+      readers: Seq[String] = readers): (Map[Path, Map[String, ReadResult]], Seq[String]) = {
     val errors = new java.util.concurrent.ConcurrentLinkedQueue[String]()
     Files.createDirectories(logDir)
     val shares = (0 until workers).map(w => files.indices.filter(_ % workers == w).map(files))
     val threads = shares.zipWithIndex.map { case (share, w) =>
       val results = mutable.Map.empty[Path, Map[String, ReadResult]]
       val t = new Thread(() =>
-        try runShare(share, stallSeconds, logDir, w, results)
+        try runShare(share, readers, stallSeconds, logDir, w, results)
         catch { case e: Throwable => errors.add(s"worker $w: $e") }, s"fuzz-worker-$w")
       t.setDaemon(true)
       t.start()
@@ -61,7 +65,7 @@ object FuzzRunner {
 
   private final class Failure(msg: String) extends RuntimeException(msg)
 
-  private def runShare(share: IndexedSeq[Path], stallSeconds: Int, logDir: Path, worker: Int,
+  private def runShare(share: IndexedSeq[Path], readers: Seq[String], stallSeconds: Int, logDir: Path, worker: Int,
       results: mutable.Map[Path, Map[String, ReadResult]]): Unit = {
     val byPath = share.map(p => p.toString -> p).toMap
     var children = 0
@@ -86,18 +90,21 @@ object FuzzRunner {
       pump.start()
       var current: Option[(Path, String)] = None
       var progress = false
+      var sawLine = false
       def record(p: Path, reader: String, r: ReadResult): Unit = {
         results(p) = results.getOrElse(p, Map.empty) + (reader -> r)
         progress = true
       }
       var done = false
       while (!done) {
-        lines.poll(stallSeconds.toLong, TimeUnit.SECONDS) match {
+        // A child's first line waits for the JVM to start and Spark's classes to load: more time.
+        val limit = if (sawLine) stallSeconds else math.max(stallSeconds, startupSeconds)
+        lines.poll(limit.toLong, TimeUnit.SECONDS) match {
           case null =>
             proc.descendants().forEach(_.destroyForcibly())
             proc.destroyForcibly()
             proc.waitFor()
-            current.foreach { case (p, r) => record(p, r, ReadResult("HANG", s"no result within $stallSeconds s")) }
+            current.foreach { case (p, r) => record(p, r, ReadResult("HANG", s"no result within $limit s")) }
             done = true
           case None =>
             val code = proc.waitFor()
@@ -108,6 +115,7 @@ object FuzzRunner {
             }
             done = true
           case Some(line) =>
+            sawLine = true
             val parts = line.split(" ", 4)
             if (parts.length >= 3 && parts(0) == "begin" && byPath.contains(parts(2))) {
               current = Some((byPath(parts(2)), parts(1)))

@@ -66,6 +66,37 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
     info(s"${seeds.size} seeds; vanilla Spark reads $sparkRead of them, parquet-java $pqRead")
   }
 
+  test("classification: rows must match some reference, errors must name the file") {
+    val p = Paths.get("/tmp/x/m00001-seed.parquet")
+    def c(lm: ReadResult, spark: ReadResult, pq: ReadResult) = FuzzSuite.classify(p, Map("lm" -> lm, "spark" -> spark, "pq" -> pq))
+    val rowsA = ReadResult("ROWS", "aaaa 10")
+    val rowsB = ReadResult("ROWS", "bbbb 10")
+    val failed = ReadResult("ERROR", "java.io.IOException: bad")
+    assert(c(rowsA, failed, rowsA) == "same-as-reference")
+    assert(c(rowsA, rowsA, rowsB) == "same-as-reference")
+    assert(c(rowsA, rowsB, rowsB) == "different-rows")
+    assert(c(rowsA, rowsB, failed) == "different-rows")
+    assert(c(rowsA, failed, ReadResult("OOM", "")) == "rows-but-every-reference-failed")
+    assert(c(ReadResult("ERROR", s"x: bad page (file $p, column a, row group 0)"), rowsA, rowsA) == "error-naming-file")
+    assert(c(ReadResult("ERROR", "x: in m00001-seed.parquet"), failed, failed) == "error-naming-file")
+    assert(c(ReadResult("ERROR", "java.lang.ArrayIndexOutOfBoundsException: 5"), failed, failed) == "error-without-file")
+    assert(FuzzSuite.outcomes.filterNot(FuzzSuite.allowed) ==
+      Seq("hang", "crash", "oom", "different-rows", "rows-but-every-reference-failed", "error-without-file"))
+  }
+
+  test("the runner reports a crash, a hang and an OOM of a child as such, and carries on with the next read") {
+    val readers = Seq("selftest-crash", "selftest-hang", "selftest-oom", "lm")
+    val (r, errors) = FuzzRunner.run(seeds.take(1), 1, 5, dir.resolve("logs-selftest"), readers)
+    assert(errors.isEmpty, errors.mkString("\n"))
+    val got = readers.map(n => n -> r(seeds.head).get(n).map(_.kind))
+    assert(got == Seq("selftest-crash" -> Some("CRASH"), "selftest-hang" -> Some("HANG"), "selftest-oom" -> Some("OOM"),
+      "lm" -> rows(seedResults(seeds.head).get("lm")).map(_ => "ROWS")), got)
+    assert(r(seeds.head)("lm") == seedResults(seeds.head)("lm"))
+    val classified = Seq("selftest-crash", "selftest-hang", "selftest-oom")
+      .map(n => FuzzSuite.classify(seeds.head, Map("lm" -> r(seeds.head)(n))))
+    assert(classified == Seq("crash", "hang", "oom"))
+  }
+
   test("mutants of the seeds: rows equal to a reference's or an error naming the file, never a hang, crash or OOM") {
     val usable = seeds.filter(agreeing)
     assert(usable.nonEmpty)
@@ -103,10 +134,11 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
       s"| $o | ${counts(o)} | ${if (FuzzSuite.allowed(o)) "allowed" else "FAILURE"} |"
     }
     val seedsText = usable.map(_.getFileName.toString).mkString(", ")
+    def show(r: Map[String, ReadResult], reader: String, limit: Int): String =
+      r.get(reader).fold("none") { x => val t = x.toString; if (t.length > limit) t.take(limit) + "..." else t }
     val lines = failing.map { case (m, o, r) =>
       s"- mutant ${m.index} (mutation seed ${m.seed}, seed file ${m.from.getFileName}): ${m.description} -> **$o**; " +
-        s"lm: ${r.get("lm").fold("none")(_.toString)}; spark: ${r.get("spark").fold("none")(_.toString)}; " +
-        s"pq: ${r.get("pq").fold("none")(_.toString)}"
+        s"lm: ${show(r, "lm", 2000)}; spark: ${show(r, "spark", 300)}; pq: ${show(r, "pq", 300)}"
     }
     val report = (Seq(
       "# Fuzz outcomes",
