@@ -242,7 +242,7 @@ final class FlatColumnReader(
         pageRemaining = p.numRows
     }
     if (pageRemaining > rowCount - rowsConsumed)
-      throw ctx.error(s"data page ${pages.currentPageOrdinal} holds $pageRemaining rows but only " +
+      throw ctx.error(s"data page at row $rowsConsumed holds $pageRemaining rows but only " +
         s"${rowCount - rowsConsumed} of the row group's $rowCount rows remain")
   }
 

@@ -4,7 +4,6 @@ import java.nio.file.{Files, Path}
 
 import scala.util.Random
 
-import org.apache.parquet.hadoop.metadata.CompressionCodecName
 import org.apache.parquet.hadoop.metadata.CompressionCodecName._
 
 import lmspark.io.CodecFixtures
@@ -96,6 +95,4 @@ object FuzzSeeds {
     val corpus = CodecFixtures.corpusDir.toSeq.flatMap(d => corpusNames.map(d.resolve)).filter(Files.isRegularFile(_))
     (written ++ logical ++ corpus).toIndexedSeq
   }
-
-  val codecsWritten: Seq[CompressionCodecName] = configs.map(_.codec).distinct
 }

@@ -12,6 +12,9 @@ import org.apache.parquet.format.{ColumnChunk, ColumnMetaData, FileMetaData, Pag
 /** One mutant: its bytes and a description that, with its seed, says exactly what was changed. */
 final case class Mutant(bytes: Array[Byte], description: String)
 
+/** A page header in a file: where it starts, its length in bytes, and the parsed header. */
+final case class HeaderAt(start: Int, length: Int, header: PageHeader)
+
 /** Where the structures of a valid Parquet file lie: the footer (thrift `FileMetaData`) and every
   * page header of every column chunk (found from the footer's chunk offsets and parsed with
   * parquet-java's thrift reader). Built from the unmutated seed. */
@@ -25,9 +28,6 @@ final class FileLayout(val bytes: Array[Byte]) {
     "not a plain Parquet file")
 
   def readFooter(): FileMetaData = Util.readFileMetaData(new ByteArrayInputStream(bytes, footerStart, footerLength))
-
-  /** A page header: where it starts, its length in bytes, and the parsed header. */
-  final case class HeaderAt(start: Int, length: Int, header: PageHeader)
 
   val headers: IndexedSeq[HeaderAt] = {
     val out = IndexedSeq.newBuilder[HeaderAt]
