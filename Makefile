@@ -78,3 +78,11 @@ clean:
 bench-selection: venv-bench
 	$(SBT) "Test/runMain lmspark.selection.bench.SelectionBench benchmarks/selection $(BENCH_SELECTION_ARGS)" < /dev/null
 	$(PY) benchmarks/selection/plot.py benchmarks/selection
+
+# The byte-level fuzz test alone, longer than in `make test` (300 mutants): e.g.
+# make fuzz FUZZ_MUTANTS=5000 FUZZ_SEED=7. Outcomes go to target/fuzz-outcomes.md.
+FUZZ_MUTANTS ?= 2000
+FUZZ_SEED ?= 20261122
+.PHONY: fuzz
+fuzz:
+	LMSPARK_FUZZ_MUTANTS=$(FUZZ_MUTANTS) LMSPARK_FUZZ_SEED=$(FUZZ_SEED) $(SBT) "testOnly lmspark.fuzz.*" < /dev/null

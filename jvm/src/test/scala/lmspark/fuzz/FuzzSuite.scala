@@ -1,0 +1,194 @@
+package lmspark.fuzz
+
+import java.nio.charset.StandardCharsets
+import java.nio.file.{Files, Path, Paths, StandardCopyOption}
+
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import lmspark.testutil.TestFiles
+
+/**
+ * The byte-level fuzz test of issue 8: valid seed files ([[FuzzSeeds]]) are mutated ([[Mutator]])
+ * and every mutant is read in a child process with a time and memory limit ([[FuzzRunner]],
+ * [[FuzzChild]]) by lmspark and by two references, vanilla Spark's vectorized reader and
+ * parquet-java's record reader.
+ *
+ * Allowed outcomes for lmspark: rows identical to some reference's (`same-as-reference`), an error
+ * whose message names the file (`error-naming-file`), handing the file to Spark's reader
+ * (`handed-to-spark`, what the scan does when the footer describes something lmspark does not
+ * read), or a footer Spark cannot infer a schema from (`schema-not-inferable`: no reader is
+ * reached). Failures: `hang`, `crash`, `oom`, `different-rows` (rows matching no reference),
+ * `rows-but-every-reference-failed`, `error-without-file`.
+ *
+ * `LMSPARK_FUZZ_MUTANTS` (default 300) and `LMSPARK_FUZZ_SEED` set the run's size and seed;
+ * `LMSPARK_FUZZ_ONLY=3,17` runs only those mutant numbers. The counts per outcome and one line per
+ * failing mutant go to `target/fuzz-outcomes.md`, the failing mutants to `target/fuzz-failures/`.
+ */
+class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
+
+  private val mutantCount = sys.env.get("LMSPARK_FUZZ_MUTANTS").map(_.trim.toInt).getOrElse(300)
+  private val runSeed = sys.env.get("LMSPARK_FUZZ_SEED").map(_.trim.toLong).getOrElse(20261122L)
+  private val only: Option[Set[Int]] =
+    sys.env.get("LMSPARK_FUZZ_ONLY").filter(_.trim.nonEmpty).map(_.split(",").map(_.trim.toInt).toSet)
+  private val workers = 2
+  private val stallSeconds = 30
+
+  private lazy val dir: Path = Files.createTempDirectory("lmspark-fuzz")
+  private lazy val seeds: IndexedSeq[Path] = FuzzSeeds.write(dir.resolve("seeds"))
+  private lazy val seedResults: Map[Path, Map[String, ReadResult]] = {
+    val (r, errors) = FuzzRunner.run(seeds, workers, stallSeconds, dir.resolve("logs-seeds"))
+    assert(errors.isEmpty, errors.mkString("\n"))
+    r
+  }
+
+  override def afterAll(): Unit = try TestFiles.deleteRecursively(dir) finally super.afterAll()
+
+  private def rows(r: Option[ReadResult]): Option[String] = r.filter(_.kind == "ROWS").map(_.detail)
+
+  /** Seeds lmspark reads the way the references that can read them do: lmspark gives rows, at least
+    * one reference gives the same rows, and no reference gives other rows. (Spark 4.1.3's vectorized
+    * reader rejects BYTE_STREAM_SPLIT and some dictionary / decimal layouts; parquet-java's example
+    * reader some logical types.) */
+  private def agreeing(p: Path): Boolean = {
+    val r = seedResults(p)
+    val lm = rows(r.get("lm"))
+    val references = Seq("spark", "pq").flatMap(n => rows(r.get(n)))
+    lm.isDefined && references.nonEmpty && references.forall(lm.contains)
+  }
+
+  test("every seed file reads the same with lmspark, vanilla Spark and parquet-java") {
+    assert(seeds.size >= 13, seeds)
+    val bad = seeds.filterNot(agreeing).map(p => s"${p.getFileName}: ${seedResults(p)}")
+    assert(bad.isEmpty, bad.mkString("seeds the readers disagree on:\n", "\n", ""))
+    val pqRead = seeds.count(p => rows(seedResults(p).get("pq")).isDefined)
+    val sparkRead = seeds.count(p => rows(seedResults(p).get("spark")).isDefined)
+    info(s"${seeds.size} seeds; vanilla Spark reads $sparkRead of them, parquet-java $pqRead")
+  }
+
+  test("classification: rows must match some reference, errors must name the file") {
+    val p = Paths.get("/tmp/x/m00001-seed.parquet")
+    def c(lm: ReadResult, spark: ReadResult, pq: ReadResult) = FuzzSuite.classify(p, Map("lm" -> lm, "spark" -> spark, "pq" -> pq))
+    val rowsA = ReadResult("ROWS", "aaaa 10")
+    val rowsB = ReadResult("ROWS", "bbbb 10")
+    val failed = ReadResult("ERROR", "java.io.IOException: bad")
+    assert(c(rowsA, failed, rowsA) == "same-as-reference")
+    assert(c(rowsA, rowsA, rowsB) == "same-as-reference")
+    assert(c(rowsA, rowsB, rowsB) == "different-rows")
+    assert(c(rowsA, rowsB, failed) == "different-rows")
+    assert(c(rowsA, failed, ReadResult("OOM", "")) == "rows-but-every-reference-failed")
+    assert(c(ReadResult("ERROR", s"x: bad page (file $p, column a, row group 0)"), rowsA, rowsA) == "error-naming-file")
+    assert(c(ReadResult("ERROR", "x: in m00001-seed.parquet"), failed, failed) == "error-naming-file")
+    assert(c(ReadResult("ERROR", "java.lang.ArrayIndexOutOfBoundsException: 5"), failed, failed) == "error-without-file")
+    assert(FuzzSuite.outcomes.filterNot(FuzzSuite.allowed) ==
+      Seq("hang", "crash", "oom", "different-rows", "rows-but-every-reference-failed", "error-without-file"))
+  }
+
+  test("the runner reports a crash, a hang and an OOM of a child as such, and carries on with the next read") {
+    val readers = Seq("selftest-crash", "selftest-hang", "selftest-oom", "lm")
+    val (r, errors) = FuzzRunner.run(seeds.take(1), 1, 5, dir.resolve("logs-selftest"), readers)
+    assert(errors.isEmpty, errors.mkString("\n"))
+    val got = readers.map(n => n -> r(seeds.head).get(n).map(_.kind))
+    assert(got == Seq("selftest-crash" -> Some("CRASH"), "selftest-hang" -> Some("HANG"), "selftest-oom" -> Some("OOM"),
+      "lm" -> rows(seedResults(seeds.head).get("lm")).map(_ => "ROWS")), got)
+    assert(r(seeds.head)("lm") == seedResults(seeds.head)("lm"))
+    val classified = Seq("selftest-crash", "selftest-hang", "selftest-oom")
+      .map(n => FuzzSuite.classify(seeds.head, Map("lm" -> r(seeds.head)(n))))
+    assert(classified == Seq("crash", "hang", "oom"))
+  }
+
+  test("mutants of the seeds: rows equal to a reference's or an error naming the file, never a hang, crash or OOM") {
+    val usable = seeds.filter(agreeing)
+    assert(usable.nonEmpty)
+    val layouts = usable.map(p => new FileLayout(Files.readAllBytes(p)))
+    val mutantDir = Files.createDirectories(dir.resolve("mutants"))
+    final case class Made(index: Int, seed: Long, from: Path, path: Path, description: String)
+    val made = (0 until mutantCount).filter(i => only.forall(_.contains(i))).map { i =>
+      val k = i % usable.size
+      val mseed = runSeed * 1000003L + i
+      val m = Mutator.mutate(layouts(k), mseed)
+      val name = usable(k).getFileName.toString.stripSuffix(".parquet")
+      val path = mutantDir.resolve(f"m$i%05d-$name.parquet")
+      Files.write(path, m.bytes)
+      Made(i, mseed, usable(k), path, m.description)
+    }
+    val started = System.nanoTime()
+    val (results, errors) = FuzzRunner.run(made.map(_.path), workers, stallSeconds, dir.resolve("logs-mutants"))
+    val seconds = (System.nanoTime() - started) / 1e9
+    assert(errors.isEmpty, errors.mkString("\n"))
+
+    val classified = made.map { m =>
+      val r = results.getOrElse(m.path, Map.empty)
+      (m, FuzzSuite.classify(m.path, r), r)
+    }
+    val counts = classified.groupBy(_._2).map { case (o, xs) => o -> xs.size }
+    val failing = classified.filterNot(c => FuzzSuite.allowed(c._2))
+
+    val failDir = Paths.get("target", "fuzz-failures")
+    TestFiles.deleteRecursively(failDir)
+    if (failing.nonEmpty) Files.createDirectories(failDir)
+    failing.foreach { case (m, _, _) =>
+      Files.copy(m.path, failDir.resolve(m.path.getFileName), StandardCopyOption.REPLACE_EXISTING)
+    }
+    val table = FuzzSuite.outcomes.filter(counts.contains).map { o =>
+      s"| $o | ${counts(o)} | ${if (FuzzSuite.allowed(o)) "allowed" else "FAILURE"} |"
+    }
+    val seedsText = usable.map(_.getFileName.toString).mkString(", ")
+    def show(r: Map[String, ReadResult], reader: String, limit: Int): String =
+      r.get(reader).fold("none") { x => val t = x.toString; if (t.length > limit) t.take(limit) + "..." else t }
+    val lines = failing.map { case (m, o, r) =>
+      s"- mutant ${m.index} (mutation seed ${m.seed}, seed file ${m.from.getFileName}): ${m.description} -> **$o**; " +
+        s"lm: ${show(r, "lm", 2000)}; spark: ${show(r, "spark", 300)}; pq: ${show(r, "pq", 300)}"
+    }
+    val report = (Seq(
+      "# Fuzz outcomes",
+      "",
+      s"$mutantCount mutants (run seed $runSeed${only.fold("")(o => s", only ${o.toSeq.sorted.mkString(",")}")}) of " +
+        f"${usable.size} seed files, read in $seconds%.0f s by $workers children at a time.",
+      "",
+      "| outcome | mutants | |",
+      "|---|---|---|") ++ table ++ Seq(
+      "",
+      s"Failing mutants (copied to target/fuzz-failures/; rerun one with LMSPARK_FUZZ_SEED=$runSeed " +
+        "LMSPARK_FUZZ_ONLY=<n>):",
+      if (lines.isEmpty) "none" else lines.mkString("\n"),
+      "",
+      s"Seed files: $seedsText",
+      "")).mkString("\n")
+    Files.createDirectories(Paths.get("target"))
+    Files.write(Paths.get("target", "fuzz-outcomes.md"), report.getBytes(StandardCharsets.UTF_8))
+    info(table.mkString("\n"))
+    info(f"${made.size} mutants read in $seconds%.0f s")
+    assert(failing.isEmpty, s"${failing.size} mutants failed (see target/fuzz-outcomes.md):\n${lines.mkString("\n")}")
+  }
+}
+
+object FuzzSuite {
+
+  val outcomes: Seq[String] = Seq("same-as-reference", "error-naming-file", "handed-to-spark", "schema-not-inferable",
+    "hang", "crash", "oom", "different-rows", "rows-but-every-reference-failed", "error-without-file")
+
+  def allowed(outcome: String): Boolean =
+    Set("same-as-reference", "error-naming-file", "handed-to-spark", "schema-not-inferable")(outcome)
+
+  /** lmspark's outcome on one mutant, from the readers' results. */
+  def classify(path: Path, r: Map[String, ReadResult]): String = r.get("lm") match {
+    case None => "crash"
+    case Some(lm) => lm.kind match {
+      case "HANG" => "hang"
+      case "OOM" => "oom"
+      case "CRASH" => "crash"
+      case "ERROR" =>
+        if (lm.detail.contains(path.toString) || lm.detail.contains(path.getFileName.toString)) "error-naming-file"
+        else "error-without-file"
+      case "FALLBACK" => "handed-to-spark"
+      case "NOSCHEMA" => "schema-not-inferable"
+      case "ROWS" =>
+        val references = Seq("spark", "pq").flatMap(r.get).filter(_.kind == "ROWS")
+        if (references.exists(_.detail == lm.detail)) "same-as-reference"
+        else if (references.isEmpty) "rows-but-every-reference-failed"
+        else "different-rows"
+      case other => s"unknown-$other"
+    }
+  }
+}
