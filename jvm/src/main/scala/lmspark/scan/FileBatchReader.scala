@@ -278,7 +278,6 @@ final class FileBatchReader(
                 f.locations, f.kept, settings.maxCoalesceGap)
             case _ => PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
           }
-          metrics.bytesRead += pages.bytesRead
           sources(k) = pages
           sourcePagesKnown(k) = fetch.isDefined
           ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
@@ -314,10 +313,12 @@ final class FileBatchReader(
   }
 
   private def closeReaders(): Unit = {
-    // A chunk without an offset index counts the data pages it read toward the total.
+    // A chunk without an offset index counts the data pages it read toward the total. Sources read
+    // window by window as the batches go: what they read is counted once they are done.
     sources.indices.foreach { k =>
       if (sources(k) != null) {
         metrics.pagesRead += sources(k).dataPagesRead
+        metrics.bytesRead += sources(k).bytesRead
         if (!sourcePagesKnown(k)) metrics.pagesTotal += sources(k).dataPagesRead
       }
     }
