@@ -4,7 +4,8 @@ own heap (``spark.driver.memory``; in local mode the driver is the executor) and
 ``python memory_child.py <file> <out.json> <lm|vanilla> <driver memory> [gc log]`` runs the
 queries of ``test_memory.QUERIES`` on the Parquet file and writes, as JSON, each query's rows and,
 with lmspark, the sum of each LmParquetScan metric over the query's scans (to show that lmspark
-read the file). Exits non-zero on any failure (an OutOfMemoryError included).
+read the file). With a GC log, a full collection runs every few seconds during the queries, so
+that the log shows the heap the scan holds live. Exits non-zero on any failure (an OutOfMemoryError included).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 
 os.environ["TZ"] = "UTC"
@@ -20,6 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pyspark.sql import SparkSession  # noqa: E402
 
 from memory_queries import QUERIES  # noqa: E402
+
+#: Seconds between the full collections that sample the live heap (with a GC log).
+SAMPLE_EVERY_S = 2.0
 
 
 def lm_metrics(df) -> dict:
@@ -62,6 +67,21 @@ def main() -> None:
 
         builder = enable_lm(builder)
     spark = builder.getOrCreate()
+    stop = threading.Event()
+    sampler = None
+    if gc_log:
+        # A full collection every few seconds while the queries run: the heap left after each
+        # (`Pause Full (System.gc())` in the GC log) is what the running scan holds live.
+        def sample() -> None:
+            system = spark._jvm.java.lang.System
+            while not stop.wait(SAMPLE_EVERY_S):
+                try:
+                    system.gc()
+                except Exception:  # noqa: BLE001 - the JVM is gone: nothing left to sample
+                    return
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
     try:
         spark.read.parquet(path).createOrReplaceTempView("t")
         results = {}
@@ -72,10 +92,14 @@ def main() -> None:
             if mode == "lm":
                 entry["metrics"] = lm_metrics(df)
             results[name] = entry
+        stop.set()
+        if sampler is not None:
+            sampler.join()
         rt = spark._jvm.java.lang.Runtime.getRuntime()
         results["_max_heap"] = int(rt.maxMemory())
         Path(out).write_text(json.dumps(results))
     finally:
+        stop.set()
         spark.stop()
 
 

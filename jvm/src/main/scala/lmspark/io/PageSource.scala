@@ -524,6 +524,24 @@ object PageSource {
     * column whatever the row group's size. */
   val DefaultWindowBytes: Int = 4 << 20
 
+  /** Smallest window [[windowFor]] gives: small enough for very wide scans, large enough that one
+    * request still serves several pages of the usual sizes. */
+  val MinWindowBytes: Int = 256 << 10
+
+  /** What one task's windows may hold together when a scan reads many columns at once. */
+  val TaskWindowBudget: Long = 64L << 20
+
+  /** The window for each of `columns` columns read side by side: the task's budget shared out,
+    * between [[MinWindowBytes]] and [[DefaultWindowBytes]] (a page larger than the window is still
+    * held whole). */
+  def windowFor(columns: Int): Int =
+    if (windowForTests > 0) windowForTests
+    else math.max(MinWindowBytes.toLong, math.min(DefaultWindowBytes.toLong, TaskWindowBudget / math.max(1, columns))).toInt
+
+  /** Tests only: when positive, the window [[windowFor]] gives every scan (to drive refills through
+    * whole scans on small files). */
+  @volatile private[lmspark] var windowForTests: Int = 0
+
   /** A page source over the chunk [start, start+totalSize) of `in` (start = dictionary page offset
     * if the chunk has one and it is > 0, else first data page offset, i.e.
     * `ColumnChunkMetaData.getStartingPos`), read window by window (`windowBytes`, the first window
