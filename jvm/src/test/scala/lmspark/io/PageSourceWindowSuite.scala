@@ -117,6 +117,15 @@ class PageSourceWindowSuite extends AnyFunSuite {
     }
   }
 
+  test("windowFor shares the task's budget between the columns, within its bounds") {
+    for (columns <- 1 to 2000) {
+      val w = PageSource.windowFor(columns)
+      assert(w >= PageSource.MinWindowBytes && w <= PageSource.DefaultWindowBytes, s"$columns columns: $w")
+      if (w > PageSource.MinWindowBytes) assert(w.toLong * columns <= PageSource.TaskWindowBudget, s"$columns columns: $w")
+      if (columns > 1) assert(w <= PageSource.windowFor(columns - 1))
+    }
+  }
+
   test("with a 1-byte window, a walk that skips every page reads only the page headers") {
     for (codec <- Seq(CompressionCodecName.UNCOMPRESSED, CompressionCodecName.GZIP); v2 <- Seq(false, true)) {
       val f = TestFiles.matrixFile(FileConfig(codec, v2, EncMode.Plain))
