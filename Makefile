@@ -36,6 +36,15 @@ test: venv venv-bench
 test-jvm:
 	$(SBT) test < /dev/null
 
+# Long tests, kept out of `make test`: one target per test, all run by `make test-long`.
+.PHONY: test-long test-memory
+test-long: test-memory
+
+# 8M-row row groups (over 1 GiB of chunk bytes each; the file is generated once into .cache/long)
+# read by lmspark with spark.driver.memory=1g, answers against vanilla Spark; prints heap figures.
+test-memory: venv jar
+	LMSPARK_LONG=1 nice -n 10 $(PY) -m pytest -q -s tests/long/test_memory.py
+
 test-py: venv venv-bench jar
 	$(PY) -m pytest -q tests
 

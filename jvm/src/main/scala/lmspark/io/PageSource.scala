@@ -10,20 +10,41 @@ import org.apache.parquet.format.{PageHeader, PageType}
 import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, CompressionCodecName}
 import org.apache.parquet.io.SeekableInputStream
 
-/** Reads the pages of one column chunk. Owns the chunk bytes, page CRC checks and decompression
-  * (through [[Decompressors]]).
+import lmspark.column.ParquetDecodeException
+
+/** Reads the pages of one column chunk. Owns how the chunk's bytes are read and held (a bounded
+  * window over the file), page CRC checks and decompression (through [[Decompressors]]).
   *
-  * The chunk's bytes live in one heap array `bytes[base, limit)`; pages are cut from it in order.
+  * Bytes are held in a window: one heap array holding the file range `[winStart, winEnd)`, at most
+  * `windowBytes` long, or one page (header end to data end) when a page is larger. Every position
+  * below (`pos`, page starts, region limits) is a file offset. When the walk needs a byte past the
+  * window (the next header, or the rest of the current page's data), the window refills from that
+  * byte: the bytes of the window still ahead are kept, the rest of the window is read from the file
+  * with one `seek` + `readFully` (so a chunk of small pages costs one read per window, and a page
+  * that was skipped and lies past the window is never read: the refill seeks past it). A refill
+  * reads only inside the current region (the chunk, or for a source of some pages the dictionary
+  * region or the coalesced range of the current page), so nothing outside the chunk's (kept) ranges
+  * is ever read. The first window is read when the source is made, so a chunk that fits the window
+  * is read with one request, as before. The stream is shared by the file's columns: every read
+  * positions it itself.
+  *
+  * Pages handed out may point into the window (uncompressed data, levels of uncompressed v2 pages):
+  * they stay valid until the next `nextPage` (as [[Page]] says); a window some handed-out page
+  * points into is never overwritten: its refill allocates a new array (`shared`), otherwise the
+  * array is reused. Levels of a compressed v2 page are copied out, so compressed chunks reuse one
+  * array for the whole walk.
+  *
   * Protocol: [[nextPage]] parses the next page header (INDEX_PAGEs are passed over) and then exactly
   * one of [[readDictionaryPage]], [[readDataPage]] or [[skipPage]] consumes that page. Skipping never
   * decompresses nor checks the CRC. `pagesRead` counts pages whose data was handed out
-  * (decompressed); `bytesRead` counts bytes read from the file.
+  * (decompressed); `bytesRead` counts bytes read from the file so far (each byte once per walk).
   *
   * With `verifyChecksums`, a page that is read and whose header has a `crc` is checked first: CRC32
   * over its `compressed_page_size` bytes as stored (for v2 pages levels included), as parquet-java
-  * does. A page's uncompressed size is checked against `maxUncompressedPageSize` (the chunk's total
-  * uncompressed size) before anything is allocated for it, and a page header is parsed with
-  * thrift's message limit set to the bytes left in the chunk ([[PageSource.readHeader]]). Errors
+  * does. A page's compressed size is checked against what remains of its region before any byte of
+  * it is read or allocated, and its uncompressed size against `maxUncompressedPageSize` (the chunk's
+  * total uncompressed size) before anything is allocated for it. A page header is parsed with
+  * thrift's message limit set to the bytes left in its region ([[PageSource.readHeader]]). Errors
   * name the page they concern (`page N of the chunk`, [[error]] for decoders' errors).
   *
   * A source made by [[PageSource.forPages]] holds only some data pages (`kept`, per the chunk's
@@ -32,29 +53,42 @@ import org.apache.parquet.io.SeekableInputStream
   * A kept page's header must agree with the offset index (rows, and header + data size), else
   * reading fails with an error that names the page and the flag that turns page indexes off.
   *
-  * Invariants: `base <= pos <= limit`; a header is "current" between `nextPage() == true` and the
+  * A source made by [[PageSource.fromBytes]] has no stream: its window is the caller's array (never
+  * written to) and holds the whole chunk.
+  *
+  * Invariants: `chunkStart <= pos <= chunkEnd`; `winStart <= winEnd <= regionLimit`-bounded reads
+  * (the window holds file bytes only); a header is "current" between `nextPage() == true` and the
   * call that consumes it (`dataStart >= 0`, or `prunedCurrent` for a pruned page). Not thread-safe. */
 final class PageSource private (
-    bytes: Array[Byte],
-    base: Int,
-    limit: Int,
+    in: SeekableInputStream,
     val context: ChunkContext,
     val codec: CompressionCodecName,
     decompressor: Decompressor,
-    fileBytesRead: Long,
     verifyChecksums: Boolean,
     maxUncompressedPageSize: Long,
-    chunkFileOffset: Long,
-    layout: PageSource.PrunedLayout) {
+    chunkStart: Long,
+    chunkEnd: Long,
+    fileOffsetKnown: Boolean,
+    layout: PageSource.PrunedLayout,
+    windowBytes: Int) {
 
-  private[this] var pos: Int = base
+  // ---- the window ----
+  private[this] var buf: Array[Byte] = _
+  private[this] var bufBase: Long = 0L // position of buf(0)
+  private[this] var winStart: Long = chunkStart
+  private[this] var winEnd: Long = chunkStart
+  /** Some page handed out points into `buf`: a refill must not overwrite it. */
+  private[this] var shared: Boolean = false
+  private[this] var fileBytesRead: Long = 0L
+
+  private[this] var pos: Long = chunkStart
   private[this] var header: PageHeader = _
-  private[this] var headerStart: Int = -1 // start of the current page's header
-  private[this] var dataStart: Int = -1 // start of the current page's (compressed) data, -1 if none
+  private[this] var headerStart: Long = -1L // start of the current page's header
+  private[this] var dataStart: Long = -1L // start of the current page's (compressed) data, -1 if none
   private[this] var ordinal: Int = -1 // of the current page among the chunk's non-index pages
   private[this] var pages: Int = 0
   private[this] var dataPagesDecompressed: Int = 0
-  private[this] var regionLimit: Int = limit // header parsing stops here
+  private[this] var regionLimit: Long = chunkEnd // header parsing and window refills stop here
   private[this] var dataPage: Int = -1 // pruned layouts: index of the current data page in the offset index
   private[this] var prunedCurrent: Boolean = false
   private[this] var decompressedBytes: Long = 0L
@@ -67,7 +101,8 @@ final class PageSource private (
   /** Data pages whose data was read (decompressed) so far. */
   def dataPagesRead: Int = dataPagesDecompressed
 
-  /** Bytes read from the file for this chunk. */
+  /** Bytes read from the file for this chunk so far (the window's reads; 0 for a reopened source
+    * that reuses its window). */
   def bytesRead: Long = fileBytesRead
 
   /** Decompressed bytes produced so far. */
@@ -87,18 +122,57 @@ final class PageSource private (
       context.error(s"$what, $where", cause)
     } else context.error(s"$what in $describeCurrentPage", cause)
 
-  /** A fresh source over the same bytes, from the chunk's first page, sharing nothing mutable with
-    * this one: the chunk is walked again without reading the file again (`bytesRead` is 0). */
-  def reopen(): PageSource =
-    new PageSource(bytes, base, limit, context, codec, decompressor, 0L, verifyChecksums, maxUncompressedPageSize,
-      chunkFileOffset, layout)
+  /** Bytes this source holds now (its window's array), for tests of the memory bound. */
+  def bytesHeld: Int = if (buf == null) 0 else buf.length
+
+  /** A fresh source over the same chunk (or the same kept pages), from the chunk's first page,
+    * sharing nothing mutable with this one. When this source's window holds the whole chunk (a
+    * chunk that fits the window, or bytes given to `fromBytes`), the new source reuses it and reads
+    * nothing from the file (`bytesRead` is 0); otherwise it reads the chunk again, window by
+    * window. */
+  def reopen(): PageSource = {
+    val s = new PageSource(in, context, codec, decompressor, verifyChecksums, maxUncompressedPageSize, chunkStart,
+      chunkEnd, fileOffsetKnown, layout, windowBytes)
+    if (holdsWholeChunk) {
+      shared = true
+      s.adopt(buf, bufBase, winStart, winEnd)
+    } else s.prime()
+    s
+  }
+
+  /** Whether the window holds every byte of the chunk (so a reopened source needs no read). */
+  private def holdsWholeChunk: Boolean =
+    buf != null && (in == null || (layout == null && winStart <= chunkStart && winEnd >= chunkEnd))
+
+  /** Starts with `array` as the window (not to be written: it is shared), holding `[from, until)`. */
+  private def adopt(array: Array[Byte], base: Long, from: Long, until: Long): Unit = {
+    buf = array; bufBase = base; winStart = from; winEnd = until; shared = true
+  }
+
+  private def countRead(n: Long): Unit = fileBytesRead += n
+
+  /** Reads the first window: from the chunk start (or for a source of some pages, from the first
+    * byte its walk needs), so that a chunk that fits the window is read with one request. */
+  private def prime(): Unit =
+    if (layout == null) {
+      if (chunkStart < chunkEnd) ensure(chunkStart, 1)
+    } else if (layout.dictionaryLimit > chunkStart) {
+      regionLimit = layout.dictionaryLimit
+      ensure(chunkStart, 1)
+    } else {
+      val first = layout.pageStart.indexWhere(_ >= 0)
+      if (first >= 0) {
+        regionLimit = layout.segmentEnd(first)
+        ensure(layout.pageStart(first), 1)
+      }
+    }
 
   /** Parses the next page header, passing over index pages. False at the end of the chunk. For a
     * source of some pages only, the next page may be a pruned one (no header is parsed). */
   def nextPage(): Boolean = {
     if (dataStart >= 0 || prunedCurrent) skipPage()
     if (layout == null) {
-      while (pos < limit) {
+      while (pos < chunkEnd) {
         val h = parseHeader()
         if (h.getType == PageType.INDEX_PAGE) {
           pos = dataStart + h.compressed_page_size
@@ -149,7 +223,8 @@ final class PageSource private (
     }
   }
 
-  /** Consumes the current page without decompressing it. */
+  /** Consumes the current page without decompressing it (nor reading its bytes, when they lie
+    * past the window). */
   def skipPage(): Unit = {
     if (prunedCurrent) { prunedCurrent = false; return }
     requireHeader()
@@ -165,8 +240,9 @@ final class PageSource private (
     val dh = header.dictionary_page_header
     if (dh == null) throw error("dictionary page without dictionary_page_header")
     if (dh.num_values < 0) throw error(s"dictionary page has negative num_values ${dh.num_values}")
+    ensure(dataStart, header.compressed_page_size)
     checkCrc()
-    val out = decompress(dataStart, header.compressed_page_size, header.uncompressed_page_size)
+    val out = decompress(index(dataStart), header.compressed_page_size, header.uncompressed_page_size)
     val page = new DictionaryPage(dh.num_values, dh.encoding, out, outOffset, outLength)
     consumed()
     page
@@ -180,8 +256,9 @@ final class PageSource private (
         val dh = header.data_page_header
         if (dh == null) throw error("data page without data_page_header")
         if (dh.num_values < 0) throw error(s"data page has negative num_values ${dh.num_values}")
+        ensure(dataStart, header.compressed_page_size)
         checkCrc()
-        val out = decompress(dataStart, header.compressed_page_size, header.uncompressed_page_size)
+        val out = decompress(index(dataStart), header.compressed_page_size, header.uncompressed_page_size)
         new DataPageV1(dh.num_values, dh.encoding, dh.definition_level_encoding, dh.repetition_level_encoding,
           out, outOffset, outLength)
       case PageType.DATA_PAGE_V2 =>
@@ -196,16 +273,23 @@ final class PageSource private (
         if (rl < 0 || dl < 0 || levels > header.compressed_page_size || levels > header.uncompressed_page_size)
           throw error(s"data page v2 has invalid level lengths (repetition $rl, definition $dl, " +
             s"page ${header.compressed_page_size} bytes)")
+        ensure(dataStart, header.compressed_page_size)
         checkCrc()
         val compressedValues = header.compressed_page_size - levels.toInt
         val uncompressedValues = header.uncompressed_page_size - levels.toInt
-        val valueStart = dataStart + levels.toInt
+        val start = index(dataStart)
+        val valueStart = start + levels.toInt
         val out =
           if (dh.is_compressed) decompress(valueStart, compressedValues, uncompressedValues)
           else {
-            outOffset = valueStart; outLength = compressedValues; bytes
+            outOffset = valueStart; outLength = compressedValues; shared = true; buf
           }
-        new DataPageV2(dh.num_values, dh.num_nulls, dh.num_rows, dh.encoding, bytes, dataStart, rl, dl,
+        // Levels stay in the window only when the values do too; otherwise they are copied out, so
+        // that the window can be reused.
+        val (levelBytes, levelOffset) =
+          if (out eq buf) (buf, start)
+          else (java.util.Arrays.copyOfRange(buf, start, valueStart), 0)
+        new DataPageV2(dh.num_values, dh.num_nulls, dh.num_rows, dh.encoding, levelBytes, levelOffset, rl, dl,
           out, outOffset, outLength)
       case t => throw error(s"expected a data page, found $t")
     }
@@ -214,13 +298,55 @@ final class PageSource private (
     page
   }
 
-  /** Drops the current page. Decompressors hold no resources, so there is nothing to release. */
-  def close(): Unit = { header = null; dataStart = -1; prunedCurrent = false }
+  /** Drops the current page and, unless a reopened source could reuse it (it holds the whole
+    * chunk), the window: a closed source holds no chunk bytes. */
+  def close(): Unit = {
+    header = null; dataStart = -1; prunedCurrent = false
+    if (!holdsWholeChunk) { buf = null; winStart = pos; winEnd = pos; shared = false }
+  }
 
   // ---- internals ----
 
   private[this] var outOffset: Int = 0
   private[this] var outLength: Int = 0
+
+  /** Index in `buf` of position `p` (which the window holds). */
+  @inline private def index(p: Long): Int = (p - bufBase).toInt
+
+  /** Makes the window hold `[from, from + len)`, which lies inside the current region (callers
+    * check), refilling it from `from` when it does not: window bytes from `from` on are kept, the
+    * rest is read from the file up to `max(len, windowBytes)` bytes from `from` or the region's end,
+    * whichever comes first. The array is reused unless a handed-out page points into it or it is
+    * larger than the window (it held a large page). */
+  private def ensure(from: Long, len: Int): Unit = {
+    if (from >= winStart && from + len <= winEnd) return
+    if (in == null || from + len > regionLimit || len < 0)
+      throw new IllegalStateException(s"internal error: bytes [$from, ${from + len}) are outside the chunk's " +
+        s"held bytes [$winStart, $winEnd) and region end $regionLimit ($context)")
+    val end = math.min(regionLimit, from + math.max(len.toLong, windowBytes.toLong))
+    val size = (end - from).toInt
+    val keep = if (from >= winStart && from < winEnd) (winEnd - from).toInt else 0
+    val target =
+      if (!shared && buf != null && buf.length >= size && buf.length <= math.max(size, windowBytes)) buf
+      else new Array[Byte](size)
+    if (keep > 0) System.arraycopy(buf, index(from), target, 0, keep)
+    buf = target; bufBase = from; winStart = from; winEnd = from + keep; shared = false
+    val readFrom = from + keep
+    val n = (end - readFrom).toInt
+    try {
+      in.seek(readFrom)
+      in.readFully(target, keep, n)
+    } catch {
+      case e: EOFException =>
+        throw context.error(s"file ends inside column chunk [$chunkStart, $chunkEnd), reading [$readFrom, $end) " +
+          "(truncated file?)", e)
+      case NonFatal(e) =>
+        throw context.error(s"cannot read column chunk [$chunkStart, $chunkEnd) at [$readFrom, $end): " +
+          s"${e.getMessage}", e)
+    }
+    fileBytesRead += n
+    winEnd = end
+  }
 
   private def requireHeader(): Unit =
     if (prunedCurrent)
@@ -228,11 +354,8 @@ final class PageSource private (
         s"it can only be skipped (internal error, $context)")
     else if (header == null || dataStart < 0) throw new IllegalStateException(s"no current page ($context)")
 
-  /** The offset in the chunk of position `p` of the buffer (the buffer holds only some ranges of
-    * the chunk in a pruned layout; positions inside the current data page map through it). */
-  private def chunkOffset(p: Int): Long =
-    if (layout == null || dataPage < 0 || layout.bufferStart(dataPage) < 0) (p - base).toLong
-    else layout.locations.byteOffset(dataPage) - chunkFileOffset + (p - layout.bufferStart(dataPage))
+  /** The offset in the chunk of position `p`. */
+  private def chunkOffset(p: Long): Long = p - chunkStart
 
   /** Rows of data page `i` of the layout's offset index. */
   private def layoutRows(i: Int): Int = {
@@ -267,7 +390,7 @@ final class PageSource private (
     dataPage += 1
     if (dataPage >= loc.pages) return false
     ordinal += 1
-    val start = layout.bufferStart(dataPage)
+    val start = layout.pageStart(dataPage)
     if (start < 0) {
       prunedCurrent = true
       return true
@@ -284,7 +407,7 @@ final class PageSource private (
       case PageType.DATA_PAGE_V2 => h.data_page_header_v2.num_rows
       case t => throw mismatch(s"is a $t page")
     }
-    val stored = (dataStart - start).toLong + h.compressed_page_size
+    val stored = (dataStart - start) + h.compressed_page_size
     if (stored != size) throw mismatch(s"takes $stored bytes (header and data), the offset index says $size")
     if (layout.checkRows && rows != layoutRows(dataPage))
       throw mismatch(s"holds $rows rows per its header, the offset index says ${layoutRows(dataPage)}")
@@ -301,16 +424,16 @@ final class PageSource private (
   /** `page 3 of the chunk (DATA_PAGE at chunk offset 1234, file offset 5678)` for the current page. */
   private def describePage: String = {
     val at = chunkOffset(headerStart)
-    val file = if (chunkFileOffset >= 0) s", file offset ${chunkFileOffset + at}" else ""
+    val file = if (fileOffsetKnown) s", file offset $headerStart" else ""
     s"page $ordinal of the chunk (${header.getType} at chunk offset $at$file)"
   }
 
   /** With `verifyChecksums`, checks the current page's CRC32 (when its header has one) over the
-    * page's bytes as stored. */
+    * page's bytes as stored (which the window holds). */
   private def checkCrc(): Unit =
     if (verifyChecksums && header.isSetCrc) {
       crc.reset()
-      crc.update(bytes, dataStart, header.compressed_page_size)
+      crc.update(buf, index(dataStart), header.compressed_page_size)
       val expected = header.crc & 0xffffffffL
       if (crc.getValue != expected)
         throw context.error(f"page CRC32 mismatch in $describePage: the header says 0x$expected%08x, " +
@@ -324,9 +447,13 @@ final class PageSource private (
     val page = s"page ${if (layout != null && dataPage >= 0) ordinal else ordinal + 1} of the chunk"
     headerStream.reset(at)
     val h =
-      try PageSource.readHeader(headerStream, regionLimit - at)
+      try PageSource.readHeader(headerStream, math.min(regionLimit - at, Int.MaxValue.toLong).toInt)
       catch {
         case NonFatal(e) =>
+          // A refill that failed (file truncated, I/O error) reaches here wrapped by thrift: its own
+          // error already says what happened.
+          Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null)
+            .collectFirst { case d: ParquetDecodeException => d }.foreach(d => throw d)
           throw context.error(s"cannot read the page header of $page at chunk offset ${chunkOffset(at)} of ${chunkOffset(regionLimit)} " +
             s"(corrupt or truncated chunk): ${e.getMessage}", e)
       }
@@ -350,19 +477,21 @@ final class PageSource private (
     h
   }
 
-  /** Decompresses `len` bytes at `off` into `uncompressedSize` bytes; sets outOffset/outLength.
-    * Nothing larger than `maxUncompressedPageSize` is allocated. */
+  /** Decompresses `len` bytes at index `off` of the window into `uncompressedSize` bytes; sets
+    * outOffset/outLength. Nothing larger than `maxUncompressedPageSize` is allocated. Uncompressed
+    * data is handed out in place (the window becomes `shared`). */
   private def decompress(off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
     if (decompressor == null) {
       outOffset = off; outLength = len
       decompressedBytes += len
-      bytes
+      shared = true
+      buf
     } else {
       if (uncompressedSize < 0 || uncompressedSize > maxUncompressedPageSize)
         throw context.error(s"$describePage claims $uncompressedSize uncompressed bytes, more than the " +
           s"chunk's $maxUncompressedPageSize (corrupt page header or chunk metadata)")
       val out =
-        try decompressor.decompress(bytes, off, len, uncompressedSize)
+        try decompressor.decompress(buf, off, len, uncompressedSize)
         catch {
           case NonFatal(e) =>
             throw context.error(s"cannot decompress $codec data of $describePage, $len bytes to " +
@@ -377,21 +506,29 @@ final class PageSource private (
     }
   }
 
-  /** An InputStream over `bytes[pos, regionLimit)` that reports how far the thrift parser read. */
+  /** An InputStream over the positions `[p, regionLimit)` that reports how far the thrift parser
+    * read; it refills the window when the parser reads past it. */
   private final class HeaderStream extends InputStream {
-    private[this] var p = 0
-    def reset(at: Int): Unit = p = at
-    def position: Int = p
-    override def read(): Int = if (p < regionLimit) { val b = bytes(p) & 0xff; p += 1; b } else -1
+    private[this] var p = 0L
+    def reset(at: Long): Unit = p = at
+    def position: Long = p
+    /** Bytes readable at `p` without a refill, refilling first when there are none. */
+    private def ready(): Int = {
+      if (p >= regionLimit) return 0
+      if (p < winStart || p >= winEnd) ensure(p, 1)
+      (math.min(winEnd, regionLimit) - p).toInt
+    }
+    override def read(): Int = if (ready() > 0) { val b = buf(index(p)) & 0xff; p += 1; b } else -1
     override def read(b: Array[Byte], off: Int, len: Int): Int = {
       if (len == 0) return 0
-      val n = math.min(len, regionLimit - p)
+      val n = math.min(len, ready())
       if (n <= 0) return -1
-      System.arraycopy(bytes, p, b, off, n)
+      System.arraycopy(buf, index(p), b, off, n)
       p += n
       n
     }
-    override def available(): Int = regionLimit - p
+    override def available(): Int =
+      if (p >= winStart && p < winEnd) (math.min(winEnd, regionLimit) - p).toInt else 0
   }
 }
 
@@ -415,16 +552,42 @@ object PageSource {
   /** Largest array the JVM reliably allocates. */
   private val MaxArraySize: Long = Int.MaxValue - 16
 
-  /** Reads the whole chunk [start, start+totalSize) from `in` (start = dictionary page offset if
-    * the chunk has one and it is > 0, else first data page offset, i.e.
-    * `ColumnChunkMetaData.getStartingPos`) and returns a page source over it. Counts bytes read.
-    * With `verifyChecksums`, pages that are read and carry a CRC are checked. */
+  /** Most bytes a source reads from the file at once and holds (unless one page is larger): a few
+    * MiB, so that one request serves many small pages, while a task holds at most this much per
+    * column whatever the row group's size. */
+  val DefaultWindowBytes: Int = 4 << 20
+
+  /** Smallest window [[windowFor]] gives: small enough for very wide scans, large enough that one
+    * request still serves several pages of the usual sizes. */
+  val MinWindowBytes: Int = 256 << 10
+
+  /** What one task's windows may hold together when a scan reads many columns at once. */
+  val TaskWindowBudget: Long = 64L << 20
+
+  /** The window for each of `columns` columns read side by side: the task's budget shared out,
+    * between [[MinWindowBytes]] and [[DefaultWindowBytes]] (a page larger than the window is still
+    * held whole). */
+  def windowFor(columns: Int): Int =
+    if (windowForTests > 0) windowForTests
+    else math.max(MinWindowBytes.toLong, math.min(DefaultWindowBytes.toLong, TaskWindowBudget / math.max(1, columns))).toInt
+
+  /** Tests only: when positive, the window [[windowFor]] gives every scan (to drive refills through
+    * whole scans on small files). */
+  @volatile private[lmspark] var windowForTests: Int = 0
+
+  /** A page source over the chunk [start, start+totalSize) of `in` (start = dictionary page offset
+    * if the chunk has one and it is > 0, else first data page offset, i.e.
+    * `ColumnChunkMetaData.getStartingPos`), read window by window (`windowBytes`, the first window
+    * now). Counts bytes read. With `verifyChecksums`, pages that are read and carry a CRC are
+    * checked. */
   def forChunk(
       in: SeekableInputStream,
       chunk: ColumnChunkMetaData,
       descriptor: ColumnDescriptor,
       filePath: String,
-      verifyChecksums: Boolean = false): PageSource = {
+      verifyChecksums: Boolean = false,
+      windowBytes: Int = DefaultWindowBytes): PageSource = {
+    require(windowBytes > 0, s"window of $windowBytes bytes")
     val context = new ChunkContext(filePath, descriptor.getPath.mkString("."), chunk.getRowGroupOrdinal)
     val start = chunk.getStartingPos
     val size = chunk.getTotalSize
@@ -432,44 +595,40 @@ object PageSource {
       throw context.error(s"invalid column chunk range: start $start, size $size")
     val codec = chunk.getCodec
     val decompressor = decompressorFor(codec, context)
-    val buf = new Array[Byte](size.toInt)
-    try {
-      in.seek(start)
-      in.readFully(buf)
-    } catch {
-      case e: EOFException =>
-        throw context.error(s"file ends inside column chunk [$start, ${start + size}) (truncated file?)", e)
-      case NonFatal(e) =>
-        throw context.error(s"cannot read column chunk [$start, ${start + size}): ${e.getMessage}", e)
-    }
-    // A page's uncompressed size cannot exceed the chunk's total (pages and headers); writers that
-    // leave the total unset (<= 0) are bounded by what an array can hold.
+    val s = new PageSource(in, context, codec, decompressor, verifyChecksums, maxPageSize(chunk), start, start + size,
+      fileOffsetKnown = true, null, windowBytes)
+    s.prime()
+    s
+  }
+
+  /** A page's uncompressed size cannot exceed the chunk's total (pages and headers); writers that
+    * leave the total unset (<= 0) are bounded by what an array can hold. */
+  private def maxPageSize(chunk: ColumnChunkMetaData): Long = {
     val total = chunk.getTotalUncompressedSize
-    val maxPage = if (total > 0) math.min(total, MaxArraySize) else MaxArraySize
-    new PageSource(buf, 0, buf.length, context, codec, decompressor, size, verifyChecksums, maxPage, start, null)
+    if (total > 0) math.min(total, MaxArraySize) else MaxArraySize
   }
 
   /** What to say when a page index is inconsistent with the pages it describes. */
   private[io] val DisableHint = "set spark.lmspark.pageIndex.enabled=false to read the file without page indexes"
 
-  /** Where a source of some pages finds them: the dictionary region is `bytes[0, dictionaryLimit)`;
-    * data page `i` of `locations` starts at `bufferStart(i)` (-1: pruned, not read) and its
-    * coalesced read range ends at `segmentEnd(i)`. `checkRows`: the column is flat, so a v1 page's
-    * num_values is its row count. */
+  /** Where a source of some pages finds them (file offsets): the dictionary region is
+    * `[chunk start, dictionaryLimit)`; data page `i` of `locations` starts at `pageStart(i)` (-1:
+    * pruned, not read) and its coalesced read range ends at `segmentEnd(i)`. `checkRows`: the
+    * column is flat, so a v1 page's num_values is its row count. */
   private[io] final class PrunedLayout(
       val locations: lmspark.selection.PageLocations,
-      val dictionaryLimit: Int,
-      val bufferStart: Array[Int],
-      val segmentEnd: Array[Int],
+      val dictionaryLimit: Long,
+      val pageStart: Array[Long],
+      val segmentEnd: Array[Long],
       val checkRows: Boolean)
 
   /** Like [[forChunk]], but reads only the dictionary region (chunk start up to the first data page
     * of `locations`) and the data pages `kept` (sorted, distinct indexes into `locations`, the
     * chunk's checked offset index), their byte ranges coalesced across gaps of at most `maxGap`
     * bytes ([[lmspark.selection.ScanRanges.coalesce]]): bytes of a pruned page are read only when
-    * they lie in such a gap. The source yields every page in order; pages not kept are pruned
-    * (`currentPageIsPruned`): their row count comes from `locations` and they can only be skipped.
-    * `bytesRead` is what was read from the file. */
+    * they lie in such a gap (and the window reaches them). The source yields every page in order;
+    * pages not kept are pruned (`currentPageIsPruned`): their row count comes from `locations` and
+    * they can only be skipped. `bytesRead` is what was read from the file. */
   def forPages(
       in: SeekableInputStream,
       chunk: ColumnChunkMetaData,
@@ -478,8 +637,10 @@ object PageSource {
       verifyChecksums: Boolean,
       locations: lmspark.selection.PageLocations,
       kept: Array[Int],
-      maxGap: Long): PageSource = {
+      maxGap: Long,
+      windowBytes: Int = DefaultWindowBytes): PageSource = {
     require(maxGap >= 0, s"negative coalescing gap $maxGap")
+    require(windowBytes > 0, s"window of $windowBytes bytes")
     var k = 0
     while (k < kept.length) {
       require(kept(k) >= 0 && kept(k) < locations.pages && (k == 0 || kept(k) > kept(k - 1)),
@@ -499,46 +660,30 @@ object PageSource {
     val codec = chunk.getCodec
     val decompressor = decompressorFor(codec, context)
     val ranges = lmspark.selection.ScanRanges.coalesce(locations, kept, maxGap)
-    val dictionaryBytes = (firstData - start).toInt
-    val buf = new Array[Byte](dictionaryBytes + ranges.totalBytes.toInt) // both within the chunk's size
-    val bufferStart = Array.fill(locations.pages)(-1)
-    val segmentEnd = Array.fill(locations.pages)(-1)
-    def readRange(from: Long, len: Int, at: Int): Unit =
-      try {
-        in.seek(from)
-        in.readFully(buf, at, len)
-      } catch {
-        case e: EOFException =>
-          throw context.error(s"file ends inside column chunk range [$from, ${from + len}) (truncated file?)", e)
-        case NonFatal(e) =>
-          throw context.error(s"cannot read column chunk range [$from, ${from + len}): ${e.getMessage}", e)
-      }
-    if (dictionaryBytes > 0) readRange(start, dictionaryBytes, 0)
-    var at = dictionaryBytes
+    val pageStart = Array.fill(locations.pages)(-1L)
+    val segmentEnd = Array.fill(locations.pages)(-1L)
     var r = 0
     var next = 0 // index into kept
     while (r < ranges.size) {
-      val len = (ranges.end(r) - ranges.start(r)).toInt
-      readRange(ranges.start(r), len, at)
       while (next < kept.length && locations.byteOffset(kept(next)) < ranges.end(r)) {
-        bufferStart(kept(next)) = at + (locations.byteOffset(kept(next)) - ranges.start(r)).toInt
-        segmentEnd(kept(next)) = at + len
+        pageStart(kept(next)) = locations.byteOffset(kept(next))
+        segmentEnd(kept(next)) = ranges.end(r)
         next += 1
       }
-      at += len
       r += 1
     }
-    val total = chunk.getTotalUncompressedSize
-    val maxPage = if (total > 0) math.min(total, MaxArraySize) else MaxArraySize
-    val layout = new PrunedLayout(locations, dictionaryBytes, bufferStart, segmentEnd,
+    val layout = new PrunedLayout(locations, firstData, pageStart, segmentEnd,
       checkRows = descriptor.getMaxRepetitionLevel == 0)
-    new PageSource(buf, 0, buf.length, context, codec, decompressor, buf.length.toLong, verifyChecksums, maxPage,
-      start, layout)
+    val s = new PageSource(in, context, codec, decompressor, verifyChecksums, maxPageSize(chunk), start, end,
+      fileOffsetKnown = true, layout, windowBytes)
+    s.prime()
+    s
   }
 
-  /** A page source over chunk bytes already in memory (tests, and future range-based reads).
-    * `maxUncompressedPageSize` bounds every page's uncompressed size; `chunkFileOffset` (-1 when
-    * unknown) is where `bytes(offset)` sits in the file, for error messages. */
+  /** A page source over chunk bytes already in memory (tests, and chunk regions read by the
+    * caller). `maxUncompressedPageSize` bounds every page's uncompressed size; `chunkFileOffset`
+    * (-1 when unknown) is where `bytes(offset)` sits in the file, for error messages. The array is
+    * never written to. */
   def fromBytes(
       bytes: Array[Byte],
       offset: Int,
@@ -547,9 +692,15 @@ object PageSource {
       codec: CompressionCodecName,
       verifyChecksums: Boolean = false,
       maxUncompressedPageSize: Long = MaxArraySize,
-      chunkFileOffset: Long = -1L): PageSource =
-    new PageSource(bytes, offset, offset + length, context, codec, decompressorFor(codec, context), length.toLong,
-      verifyChecksums, math.min(maxUncompressedPageSize, MaxArraySize), chunkFileOffset, null)
+      chunkFileOffset: Long = -1L): PageSource = {
+    val origin = math.max(chunkFileOffset, 0L)
+    val s = new PageSource(null, context, codec, decompressorFor(codec, context), verifyChecksums,
+      math.min(maxUncompressedPageSize, MaxArraySize), origin, origin + length, fileOffsetKnown = chunkFileOffset >= 0,
+      null, math.max(length, 1))
+    s.adopt(bytes, origin - offset, origin, origin + length)
+    s.countRead(length)
+    s
+  }
 
   private def decompressorFor(codec: CompressionCodecName, context: ChunkContext): Decompressor =
     if (!Decompressors.supported.contains(codec)) throw context.error(s"compression codec $codec is not supported")

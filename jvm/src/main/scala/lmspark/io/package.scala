@@ -11,6 +11,8 @@ package lmspark
   *  - `Page.scala`: the decompressed page model (dictionary page, data page v1 and v2).
   *  - `PageSource.scala`: the page iterator over one chunk (header peek, CRC check, read, skip), or
   *    over only some of its pages (`forPages`: byte ranges of the kept pages, coalesced; pruned
-  *    pages yielded with their offset-index row count, to be skipped).
+  *    pages yielded with their offset-index row count, to be skipped). It reads the chunk through a
+  *    bounded window (a few MiB, or one larger page) refilled as pages are consumed, so what a
+  *    column holds does not grow with the row group.
   */
 package object io

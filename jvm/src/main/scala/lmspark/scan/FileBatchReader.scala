@@ -80,7 +80,10 @@ final class FileBatchReader(
   private val outputOnly: Int = presentColumns.count(i => !filteredColumns.contains(i))
   private val lm = new LateMaterialization(settings)
   private val cache = new PredicateCache(settings.predicateCacheMaxBytes, capacity, settings.preserveDictionary, metrics)
-  private val pass = new FilterFirstPass(file, plan, settings, metrics, cache, lm)
+  /** Bytes each column's page source reads at once and holds (one larger page excepted): what the
+    * task holds of chunk bytes follows the columns read, not the row group's size. */
+  private val windowBytes = PageSource.windowFor(presentColumns.length)
+  private val pass = new FilterFirstPass(file, plan, settings, metrics, cache, lm, windowBytes)
   /** Page sources the filter-first pass already fetched for the current row group, by requested column. */
   private var refetch: Map[Int, PageSource] = Map.empty
   /** The filter columns the pass cached for the current row group (handed to `fromCache`). */
@@ -279,10 +282,10 @@ final class FileBatchReader(
             case _ if refetch.contains(i) => refetch(i).reopen()
             case Some(f) if f.pruned > 0 =>
               PageSource.forPages(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums,
-                f.locations, f.kept, settings.maxCoalesceGap)
-            case _ => PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
+                f.locations, f.kept, settings.maxCoalesceGap, windowBytes)
+            case _ =>
+              PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums, windowBytes)
           }
-          metrics.bytesRead += pages.bytesRead
           sources(k) = pages
           sourcePagesKnown(k) = fetch.isDefined
           ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
@@ -333,10 +336,12 @@ final class FileBatchReader(
   }
 
   private def closeReaders(): Unit = {
-    // A chunk without an offset index counts the data pages it read toward the total.
+    // A chunk without an offset index counts the data pages it read toward the total. Sources read
+    // window by window as the batches go: what they read is counted once they are done.
     sources.indices.foreach { k =>
       if (sources(k) != null) {
         metrics.pagesRead += sources(k).dataPagesRead
+        metrics.bytesRead += sources(k).bytesRead
         if (!sourcePagesKnown(k)) metrics.pagesTotal += sources(k).dataPagesRead
       }
     }

@@ -31,9 +31,12 @@ import lmspark.selection.{RowSelection, ScanRanges, SelectionCursor, SelectionSt
   *
   * Invariants: the result selects a subset of the input selection's rows: exactly those where every
   * single-column conjunct of the residual is TRUE. Page sources are handed back by column, so a
-  * column the cache could not keep is decoded again from the same bytes. */
+  * column the cache could not keep is decoded again from the same source (`reopen`: the same bytes
+  * when its window held the whole chunk, else read again window by window). A closed source keeps its
+  * window only when that holds the whole chunk (at most `windowBytes`), so the pass holds one
+  * window per filter column at most, whatever the row group's size. */
 final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSettings, metrics: ScanMetrics,
-    cache: PredicateCache, rule: LateMaterialization) {
+    cache: PredicateCache, rule: LateMaterialization, windowBytes: Int) {
   import FilterFirstPass.Outcome
 
 
@@ -72,9 +75,11 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
               val kept = ScanRanges.selectedPages(walk, f.locations)
               if (kept.length < f.locations.pages)
                 PageSource.forPages(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums,
-                  f.locations, kept, settings.maxCoalesceGap)
-              else PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
-            case None => PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums)
+                  f.locations, kept, settings.maxCoalesceGap, windowBytes)
+              else PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums,
+                windowBytes)
+            case None =>
+              PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums, windowBytes)
           }
           sources += col -> pages
           val reader = ColumnReaderFactory.create(descriptor, sparkType, pages, rowCount,
