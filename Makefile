@@ -37,8 +37,8 @@ test-jvm:
 	$(SBT) test < /dev/null
 
 # Long tests, kept out of `make test`: one target per test, all run by `make test-long`.
-.PHONY: test-long test-memory
-test-long: test-memory
+.PHONY: test-long test-memory test-soak
+test-long: test-memory test-soak
 
 # 8M-row row groups (over 1 GiB of chunk bytes each; the file is generated once into .cache/long)
 # read by lmspark with spark.driver.memory=1g, answers against vanilla Spark; prints heap figures.
@@ -48,14 +48,11 @@ test-memory: venv jar
 test-py: venv venv-bench jar
 	$(PY) -m pytest -q tests
 
-# The long tests, not in `make test`: the soak (1,000 benchmark queries in one session, lmspark on and
-# off in turn; heap, off-heap and open data files checked every hundred; figures in target/soak.md).
-# LMSPARK_SOAK_QUERIES and LMSPARK_SOAK_SCALE change its size.
-.PHONY: test-soak test-long
+# The soak: 1,000 benchmark queries in one session, lmspark on and off in turn; heap, off-heap and
+# open data files checked every hundred; figures in target/soak.md. LMSPARK_SOAK_QUERIES and
+# LMSPARK_SOAK_SCALE change its size.
 test-soak: venv venv-bench jar
 	$(PY) -m pytest -q -s tests/long/test_soak.py
-
-test-long: test-soak
 
 # Generates TPC-H lineitem (SF1) once, then runs a handful of queries with lmspark on and off.
 demo: venv jar
