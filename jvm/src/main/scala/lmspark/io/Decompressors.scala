@@ -21,7 +21,10 @@ import org.xerial.snappy.Snappy
   *
   * Codecs whose format bounds how much output a byte of input can give ([[maxExpansion]]: snappy,
   * LZ4, gzip) refuse a size beyond that bound before allocating, so such a page's allocation is
-  * bounded by its own stored bytes, not only by the header's claim. */
+  * bounded by its own stored bytes, not only by the header's claim. The others (zstd, brotli) believe
+  * a claim up to [[Decompressor.TrustedExpansion]] times the stored bytes; beyond it they decompress
+  * as a stream into a buffer grown as output arrives ([[stream]]), so a claim the data does not back
+  * allocates at most about twice what the data really holds. */
 sealed abstract class Decompressor(val codec: CompressionCodecName) {
   /** Output bytes one input byte can give at most in this codec's format (with
     * [[Decompressor.Slack]] bytes more per page), or 0 when the format sets no useful bound. */
@@ -34,8 +37,16 @@ sealed abstract class Decompressor(val codec: CompressionCodecName) {
       throw new CorruptCompressedDataException(s"$len bytes of $codec data cannot decompress to $uncompressedSize " +
         s"bytes (at most ${maxExpansion}x + ${Decompressor.Slack}): corrupt page size")
     if (len == 0 && uncompressedSize == 0) Array.emptyByteArray
+    else if (maxExpansion == 0 && uncompressedSize > len * Decompressor.TrustedExpansion + Decompressor.Slack)
+      Decompressor.readGrowing(stream(src, off, len), uncompressedSize,
+        (len * Decompressor.TrustedExpansion + Decompressor.Slack).toInt, codec)
     else decode(src, off, len, uncompressedSize)
   }
+
+  /** The data as a stream of decompressed bytes, for claims beyond [[Decompressor.TrustedExpansion]]
+    * (codecs without a [[maxExpansion]] bound only). */
+  protected def stream(src: Array[Byte], off: Int, len: Int): java.io.InputStream =
+    throw new UnsupportedOperationException(s"$codec has no stream decoder")
 
   /** `decompress` for data that is not the empty data of an empty page. */
   protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte]
@@ -46,6 +57,32 @@ sealed abstract class Decompressor(val codec: CompressionCodecName) {
 object Decompressor {
   /** Bytes allowed beyond a codec's expansion bound (stream headers, tiny pages). */
   val Slack: Long = 1024L
+
+  /** Output per stored byte that codecs without a format bound are believed to give outright. */
+  val TrustedExpansion: Long = 256L
+
+  /** Reads `in` to its end into exactly `expected` bytes, starting with a buffer of `initial` bytes
+    * and doubling it (never past `expected`) only as output arrives; closes `in`. Fails when the
+    * stream gives fewer or more bytes than `expected`. */
+  def readGrowing(in: java.io.InputStream, expected: Int, initial: Int, codec: CompressionCodecName): Array[Byte] =
+    try {
+      var out = new Array[Byte](math.max(1, math.min(expected, initial)))
+      var q = 0
+      var done = false
+      while (!done) {
+        if (q == out.length && q < expected)
+          out = java.util.Arrays.copyOf(out, math.min(expected.toLong, out.length * 2L).toInt)
+        if (q == expected) done = true
+        else {
+          val n = in.read(out, q, out.length - q)
+          if (n < 0) throw new CorruptCompressedDataException(s"$codec data ends after $q bytes, the page header says $expected")
+          q += n
+        }
+      }
+      if (in.read() != -1)
+        throw new CorruptCompressedDataException(s"$codec data decompresses to more than the page header's $expected bytes")
+      out
+    } finally in.close()
 }
 
 /** Compressed page data that does not decompress to what its header says. No file context; the
@@ -101,6 +138,8 @@ object Decompressors {
 
   /** Zstandard: one or more complete frames filling exactly the output. */
   private object ZstdPages extends Decompressor(CompressionCodecName.ZSTD) {
+    override protected def stream(src: Array[Byte], off: Int, len: Int): java.io.InputStream =
+      new com.github.luben.zstd.ZstdInputStreamNoFinalizer(new ByteArrayInputStream(src, off, len))
     override protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
       val out = new Array[Byte](uncompressedSize)
       checkSize("zstd", Zstd.decompressByteArray(out, 0, uncompressedSize, src, off, len), uncompressedSize)
@@ -284,6 +323,8 @@ object Decompressors {
 
   /** Brotli, with Google's reference decoder: exactly `uncompressedSize` bytes, then end of stream. */
   private object BrotliPages extends Decompressor(CompressionCodecName.BROTLI) {
+    override protected def stream(src: Array[Byte], off: Int, len: Int): java.io.InputStream =
+      new BrotliInputStream(new ByteArrayInputStream(src, off, len))
     override protected def decode(src: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
       val out = new Array[Byte](uncompressedSize)
       val in = new BrotliInputStream(new ByteArrayInputStream(src, off, len))

@@ -284,4 +284,42 @@ class DecompressorsSuite extends AnyFunSuite {
     }
     assert(failures > trials / 4, s"only $failures of $trials corruptions were detected")
   }
+
+  /** Bytes this thread allocated while running `body` (HotSpot's per-thread counter). */
+  private def allocatedBy(body: => Unit): Long = {
+    val mx = java.lang.management.ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
+    val before = mx.getCurrentThreadAllocatedBytes
+    body
+    mx.getCurrentThreadAllocatedBytes - before
+  }
+
+  test("zstd and brotli: a size claim the data does not back allocates about what the data holds, not the claim") {
+    val rnd = new Random(23)
+    val plain = Array.fill(5000)(rnd.nextInt(4).toByte)
+    val pages = Seq(ZSTD -> Zstd.compress(plain)) ++ brotliPages.take(3).map { case (c, _) => BROTLI -> c }
+    for ((codec, c) <- pages; claim <- Seq(Int.MaxValue - 16, 512 << 20)) {
+      var error: Throwable = null
+      val allocated = allocatedBy {
+        error = intercept[Exception](decompress(codec, c, claim))
+      }
+      assert(!error.isInstanceOf[OutOfMemoryError] && error.getMessage != null, s"$codec claiming $claim: $error")
+      // Only a budget: the output buffer starts at 256x the stored bytes and grows with real output.
+      assert(allocated < (64L << 20), s"$codec data of ${c.length} bytes claiming $claim allocated $allocated bytes")
+    }
+  }
+
+  test("zstd: pages compressing more than 256x (decoded through the growing stream) read exactly") {
+    val rnd = new Random(29)
+    for (n <- Seq(300000, 1 << 20, (4 << 20) + 17)) {
+      val b = new Array[Byte](n)
+      // Long runs with a few random bytes: ratios far beyond 256x.
+      for (_ <- 0 until 20) b(rnd.nextInt(n)) = rnd.nextInt(256).toByte
+      for (c <- Seq(Zstd.compress(b), Zstd.compress(b, 19))) {
+        assert(n > c.length * 256L, s"sample of $n bytes compressed to ${c.length}")
+        assert(decompress(ZSTD, c, n).sameElements(b))
+        intercept[CorruptCompressedDataException](decompress(ZSTD, c, n + 1))
+        intercept[CorruptCompressedDataException](decompress(ZSTD, c, n - 1))
+      }
+    }
+  }
 }
