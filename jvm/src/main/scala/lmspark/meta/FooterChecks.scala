@@ -14,7 +14,8 @@ import lmspark.io.ChunkContext
   * `[starting pos, + total_compressed_size)` lies after the leading magic and before the footer
   * (so a chunk buffer is bounded by the file's length); its first data page offset lies inside that
   * range; its sizes and `num_values` are not negative; and for a flat column (max repetition level
-  * 0) `num_values` equals the row group's row count, as every value is one row. A violation is a
+  * 0) `num_values` equals the row group's row count, as every value is one row. The chunks of a
+  * row group without rows are not checked: nothing is read from them. A violation is a
   * [[ParquetDecodeException]] naming the file, the row group, the column and the footer field (no
   * page applies). Pure: reads nothing. */
 object FooterChecks {
@@ -35,7 +36,9 @@ object FooterChecks {
     if (rows < 0)
       throw new ParquetDecodeException(s"footer field num_rows of row group $rg is negative ($rows) (file $path, " +
         s"row group $rg)")
-    columns.foreach(c => checkChunk(c, rows, schema, path, fileSize))
+    // A row group without rows is never read, and writers leave its chunks' offsets as they like
+    // (pyarrow writes 0 for them; parquet-java and Spark read such files).
+    if (rows > 0) columns.foreach(c => checkChunk(c, rows, schema, path, fileSize))
   }
 
   private def checkChunk(c: ColumnChunkMetaData, rows: Long, schema: MessageType, path: String, fileSize: Long): Unit = {

@@ -435,6 +435,36 @@ class StructuralChecksSuite extends AnyFunSuite {
     }
   }
 
+  test("footer: a row group without rows may leave its chunks' offsets at 0 (as pyarrow writes them)") {
+    val f = v1Dict
+    val path = rewriteFooter(f.path, "footer-empty-row-group") { (m, _) =>
+      val rg = m.getRow_groups.get(1)
+      rg.setNum_rows(0)
+      rg.getColumns.forEach { c =>
+        val md = c.getMeta_data
+        md.setNum_values(0); md.setData_page_offset(0); md.setDictionary_page_offset(0)
+        md.setTotal_compressed_size(0); md.setTotal_uncompressed_size(0)
+        md.unsetStatistics()
+        c.unsetOffset_index_offset(); c.unsetOffset_index_length()
+        c.unsetColumn_index_offset(); c.unsetColumn_index_length()
+      }
+    }
+    val file = path.toFile
+    val conf = new Configuration()
+    val open = FooterReader.open(conf, new HPath(file.getAbsolutePath), file.length, file.lastModified, 0, 4 * file.length)
+    val blocks = open.footer.getBlocks
+    val expected = (0 until blocks.size).map(blocks.get(_).getRowCount).sum
+    assert(blocks.size >= 2 && blocks.get(1).getRowCount == 0 && expected > 0)
+    val settings = ScanSettings(f.schema, new StructType(), batchSize = 100, offHeapVectors = false,
+      caseSensitive = false, datetimeRebaseModeInRead = "CORRECTED")
+    val plan = FileReadPlan.build(open.footer, f.schema, settings).fold(why => fail(why), identity)
+    val reader = new FileBatchReader(open, plan, org.apache.spark.sql.catalyst.InternalRow.empty, settings, conf, metrics)
+    var rows = 0L
+    try while (reader.hasNext) rows += reader.next().numRows
+    finally reader.close()
+    assert(rows == expected)
+  }
+
   // ---- offsets inside the chunk and the file ----
 
   test("footer: chunk offsets and sizes outside the file, or the first data page outside the chunk") {
