@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -601,11 +602,15 @@ def test_file_truncated_after_listing(spark, tmp_path):
     def fresh(_s):
         return listed.select("*")  # a new Dataset, planned anew, over the same file listing
 
+    error_classes = []
     for settings in (REFERENCE_CONF, LM_CONF):
         with pytest.raises(Exception) as failure:
             run_query(spark, fresh, {**settings, "spark.sql.files.ignoreCorruptFiles": "false"})
+        error_classes.append(re.findall(r"\[([A-Z_]+(?:\.[A-Z_]+)*)\]", str(failure.value))[:1])
         if settings is LM_CONF:
             assert str(victim) in str(failure.value), str(failure.value)[:2000]
+    # Spark's usual error: the same error class (e.g. FAILED_READ_FILE) with and without lmspark
+    assert error_classes[0] and error_classes[0] == error_classes[1], error_classes
     assert_same_answer(spark, fresh, common_conf={"spark.sql.files.ignoreCorruptFiles": "true"})
 
 
