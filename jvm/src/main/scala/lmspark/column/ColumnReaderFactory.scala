@@ -59,9 +59,11 @@ object ColumnReaderFactory {
       sparkType: DataType,
       pages: PageSource,
       rowCount: Long,
-      options: ColumnReadOptions): ColumnReader =
+      options: ColumnReadOptions,
+      dictionary: Option[lmspark.decode.Dictionary] = None): ColumnReader =
     plan(descriptor, sparkType, options) match {
-      case Right(writer) => new FlatColumnReader(descriptor, pages, rowCount, writer, options.preserveDictionary)
+      case Right(writer) =>
+        new FlatColumnReader(descriptor, pages, rowCount, writer, options.preserveDictionary, dictionary.orNull)
       case Left(reason) =>
         throw new IllegalArgumentException(s"cannot read column ${pages.context.columnPath}: $reason")
     }

@@ -27,6 +27,9 @@ import lmspark.io.{DataPageV1, DataPageV2, PageSource}
   * rows must add up to the row group's); a v2 page read through must have as many null definition
   * levels as its `num_nulls`.
   *
+  * `preloaded`, when given, is the chunk's dictionary page already decoded ([[ChunkDictionary.read]],
+  * for dictionary pruning), and `pages` starts just past it.
+  *
   * Invariants: `rowsConsumed <= rowCount`; `pageRemaining` is the number of rows of the current
   * page not yet read or skipped (0 = no current page); `levels` is null iff `maxDef == 0`.
   * Malformed input ends in a [[ParquetDecodeException]] naming file, column, row group and, while a
@@ -36,7 +39,8 @@ final class FlatColumnReader(
     pages: PageSource,
     rowCount: Long,
     writer: VectorWriter,
-    preserveDictionary: Boolean)
+    preserveDictionary: Boolean,
+    preloaded: Dictionary = null)
     extends ColumnReader {
 
   private[this] val ctx = pages.context
@@ -68,6 +72,8 @@ final class FlatColumnReader(
   private[this] var legacyLevels: LegacyBitPackedLevelDecoder = _
   private[this] var levels: LevelDecoder = _
   private[this] var levelBuf: Array[Int] = new Array[Int](1024)
+
+  if (preloaded != null) install(preloaded)
 
   override def vectorDictionary: SparkDictionary = preservation.current
 
@@ -230,14 +236,13 @@ final class FlatColumnReader(
 
   private def readDictionary(): Unit = {
     if (dictionary != null) throw pages.error("column chunk has a second dictionary page")
-    val page = pages.readDictionaryPage()
-    if (page.encoding != Encoding.PLAIN && page.encoding != Encoding.PLAIN_DICTIONARY)
-      throw pages.error(s"dictionary page encoding ${page.encoding} is not supported")
-    dictionary =
-      try Dictionary.decodePlain(physical, typeLength, page.numValues, page.bytes, page.offset, page.length)
-      catch { case e: DecodeException => throw pages.error(s"malformed dictionary page: ${e.getMessage}", e) }
-    dictionaryDecoder = new DictionaryIdsDecoder(dictionary)
-    preservation.setChunkDictionary(dictionary)
+    install(ChunkDictionary.decode(pages, descriptor.getPrimitiveType))
+  }
+
+  private def install(d: Dictionary): Unit = {
+    dictionary = d
+    dictionaryDecoder = new DictionaryIdsDecoder(d)
+    preservation.setChunkDictionary(d)
   }
 
   private def loadCurrentPage(): Unit = {

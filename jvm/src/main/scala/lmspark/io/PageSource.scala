@@ -44,7 +44,7 @@ import lmspark.column.ParquetDecodeException
   * does. A page's compressed size is checked against what remains of its region before any byte of
   * it is read or allocated, and its uncompressed size against `maxUncompressedPageSize` (the chunk's
   * total uncompressed size) before anything is allocated for it. A page header is parsed with
-  * thrift's message limit set to the bytes left in its region ([[PageSource.readHeader]]). Errors
+  * thrift's message limit set to the bytes left in its region ([[BoundedThrift]]). Errors
   * name the page they concern (`page N of the chunk`, [[error]] for decoders' errors).
   *
   * A source made by [[PageSource.forPages]] holds only some data pages (`kept`, per the chunk's
@@ -70,22 +70,27 @@ final class PageSource private (
     chunkEnd: Long,
     fileOffsetKnown: Boolean,
     layout: PageSource.PrunedLayout,
-    windowBytes: Int) {
+    windowBytes: Int,
+    resumeAt: Long) {
+
+  /** Where the walk starts: the chunk's start, or just past a dictionary page the caller read. */
+  private[this] val walkStart: Long = if (resumeAt >= 0) resumeAt else chunkStart
 
   // ---- the window ----
   private[this] var buf: Array[Byte] = _
   private[this] var bufBase: Long = 0L // position of buf(0)
-  private[this] var winStart: Long = chunkStart
-  private[this] var winEnd: Long = chunkStart
+  private[this] var winStart: Long = walkStart
+  private[this] var winEnd: Long = walkStart
   /** Some page handed out points into `buf`: a refill must not overwrite it. */
   private[this] var shared: Boolean = false
   private[this] var fileBytesRead: Long = 0L
 
-  private[this] var pos: Long = chunkStart
+  private[this] var pos: Long = walkStart
   private[this] var header: PageHeader = _
   private[this] var headerStart: Long = -1L // start of the current page's header
   private[this] var dataStart: Long = -1L // start of the current page's (compressed) data, -1 if none
-  private[this] var ordinal: Int = -1 // of the current page among the chunk's non-index pages
+  // Of the current page among the chunk's non-index pages (the dictionary page read by the caller counts).
+  private[this] var ordinal: Int = if (resumeAt >= 0) 0 else -1
   private[this] var pages: Int = 0
   private[this] var dataPagesDecompressed: Int = 0
   private[this] var regionLimit: Long = chunkEnd // header parsing and window refills stop here
@@ -108,6 +113,10 @@ final class PageSource private (
   /** Decompressed bytes produced so far. */
   def bytesDecompressed: Long = decompressedBytes
 
+  /** The file offset where the walk stands: just past the last page consumed (or of the current
+    * page's header, while one is current). */
+  def filePosition: Long = pos
+
   /** The page whose data is being decoded (the last one read), e.g. `page 3 of the chunk
     * (DATA_PAGE at chunk offset 1234, file offset 5678)`, for errors raised while decoding it. */
   def describeCurrentPage: String =
@@ -125,14 +134,14 @@ final class PageSource private (
   /** Bytes this source holds now (its window's array), for tests of the memory bound. */
   def bytesHeld: Int = if (buf == null) 0 else buf.length
 
-  /** A fresh source over the same chunk (or the same kept pages), from the chunk's first page,
+  /** A fresh source over the same chunk (or the same kept pages), from where this one started,
     * sharing nothing mutable with this one. When this source's window holds the whole chunk (a
     * chunk that fits the window, or bytes given to `fromBytes`), the new source reuses it and reads
     * nothing from the file (`bytesRead` is 0); otherwise it reads the chunk again, window by
     * window. */
   def reopen(): PageSource = {
     val s = new PageSource(in, context, codec, decompressor, verifyChecksums, maxUncompressedPageSize, chunkStart,
-      chunkEnd, fileOffsetKnown, layout, windowBytes)
+      chunkEnd, fileOffsetKnown, layout, windowBytes, resumeAt)
     if (holdsWholeChunk) {
       shared = true
       s.adopt(buf, bufBase, winStart, winEnd)
@@ -142,7 +151,7 @@ final class PageSource private (
 
   /** Whether the window holds every byte of the chunk (so a reopened source needs no read). */
   private def holdsWholeChunk: Boolean =
-    buf != null && (in == null || (layout == null && winStart <= chunkStart && winEnd >= chunkEnd))
+    buf != null && (in == null || (layout == null && winStart <= walkStart && winEnd >= chunkEnd))
 
   /** Starts with `array` as the window (not to be written: it is shared), holding `[from, until)`. */
   private def adopt(array: Array[Byte], base: Long, from: Long, until: Long): Unit = {
@@ -151,14 +160,14 @@ final class PageSource private (
 
   private def countRead(n: Long): Unit = fileBytesRead += n
 
-  /** Reads the first window: from the chunk start (or for a source of some pages, from the first
+  /** Reads the first window: from where the walk starts (for a source of some pages, from the first
     * byte its walk needs), so that a chunk that fits the window is read with one request. */
   private def prime(): Unit =
     if (layout == null) {
-      if (chunkStart < chunkEnd) ensure(chunkStart, 1)
-    } else if (layout.dictionaryLimit > chunkStart) {
+      if (walkStart < chunkEnd) ensure(walkStart, 1)
+    } else if (layout.dictionaryLimit > walkStart) {
       regionLimit = layout.dictionaryLimit
-      ensure(chunkStart, 1)
+      ensure(walkStart, 1)
     } else {
       val first = layout.pageStart.indexWhere(_ >= 0)
       if (first >= 0) {
@@ -447,7 +456,7 @@ final class PageSource private (
     val page = s"page ${if (layout != null && dataPage >= 0) ordinal else ordinal + 1} of the chunk"
     headerStream.reset(at)
     val h =
-      try PageSource.readHeader(headerStream, math.min(regionLimit - at, Int.MaxValue.toLong).toInt)
+      try BoundedThrift.pageHeader(headerStream, math.min(regionLimit - at, Int.MaxValue.toLong).toInt)
       catch {
         case NonFatal(e) =>
           // A refill that failed (file truncated, I/O error) reaches here wrapped by thrift: its own
@@ -534,21 +543,6 @@ final class PageSource private (
 
 object PageSource {
 
-  /** Parses a thrift page header from `in`, of which at most `available` bytes remain: thrift's
-    * message size limit is set to them, so a corrupt length inside the header (e.g. of a
-    * statistics value) fails before thrift allocates for it (parquet-java's `Util.readPageHeader`
-    * bounds it only by thrift's default 100 MiB). */
-  private[io] def readHeader(in: InputStream, available: Int): PageHeader = {
-    val limit = math.max(available, 0)
-    val config = new shaded.parquet.org.apache.thrift.TConfiguration(limit, limit,
-      shaded.parquet.org.apache.thrift.TConfiguration.DEFAULT_RECURSION_DEPTH)
-    val protocol = new shaded.parquet.org.apache.thrift.protocol.TCompactProtocol(
-      new shaded.parquet.org.apache.thrift.transport.TIOStreamTransport(config, in), limit.toLong, limit.toLong)
-    val h = new PageHeader()
-    h.read(protocol)
-    h
-  }
-
   /** Largest array the JVM reliably allocates. */
   private val MaxArraySize: Long = Int.MaxValue - 16
 
@@ -575,30 +569,46 @@ object PageSource {
     * whole scans on small files). */
   @volatile private[lmspark] var windowForTests: Int = 0
 
-  /** A page source over the chunk [start, start+totalSize) of `in` (start = dictionary page offset
-    * if the chunk has one and it is > 0, else first data page offset, i.e.
-    * `ColumnChunkMetaData.getStartingPos`), read window by window (`windowBytes`, the first window
-    * now). Counts bytes read. With `verifyChecksums`, pages that are read and carry a CRC are
-    * checked. */
-  def forChunk(
-      in: SeekableInputStream,
-      chunk: ColumnChunkMetaData,
-      descriptor: ColumnDescriptor,
-      filePath: String,
-      verifyChecksums: Boolean = false,
-      windowBytes: Int = DefaultWindowBytes): PageSource = {
-    require(windowBytes > 0, s"window of $windowBytes bytes")
-    val context = new ChunkContext(filePath, descriptor.getPath.mkString("."), chunk.getRowGroupOrdinal)
-    val start = chunk.getStartingPos
-    val size = chunk.getTotalSize
-    if (start < 0 || size < 0 || size > Int.MaxValue - 16)
-      throw context.error(s"invalid column chunk range: start $start, size $size")
-    val codec = chunk.getCodec
-    val decompressor = decompressorFor(codec, context)
-    val s = new PageSource(in, context, codec, decompressor, verifyChecksums, maxPageSize(chunk), start, start + size,
-      fileOffsetKnown = true, null, windowBytes)
+  /** A page source over the chunk `[start, start + totalSize)` (start = dictionary page offset if
+    * the chunk has one and it is > 0, else first data page offset, i.e.
+    * `ColumnChunkMetaData.getStartingPos`), from `input.resumeAt` when that is set, read window by
+    * window (the first window now). Counts bytes read. With `verifyChecksums`, pages that are read
+    * and carry a CRC are checked. */
+  def forChunk(input: ChunkInput): PageSource = {
+    val (start, end) = range(input)
+    val s = new PageSource(input.in, input.context, input.chunk.getCodec, decompressorFor(input), input.verifyChecksums,
+      maxPageSize(input.chunk), start, end, fileOffsetKnown = true, null, input.windowBytes, input.resumeAt)
     s.prime()
     s
+  }
+
+  /** A page source for reading a chunk's dictionary page alone: over the chunk's leading region
+    * (its start to its first data page, read with one request) when the chunk's offsets place the
+    * first data page after its start; otherwise (writers that leave the dictionary page offset at
+    * 0) over the whole chunk with a window of one byte, so that the first page's header is read
+    * byte by byte and then exactly its data, and nothing past the first page is read. */
+  def forDictionary(input: ChunkInput): PageSource = {
+    val (start, end) = range(input)
+    val firstData = input.chunk.getFirstDataPageOffset
+    val (until, window) =
+      if (firstData > start && firstData <= end) (firstData, math.max(1, (firstData - start).toInt))
+      else (end, 1)
+    val s = new PageSource(input.in, input.context, input.chunk.getCodec, decompressorFor(input), input.verifyChecksums,
+      maxPageSize(input.chunk), start, until, fileOffsetKnown = true, null, window, -1L)
+    s.prime()
+    s
+  }
+
+  /** The chunk's byte range, checked to be one an array can hold, and `resumeAt` checked to lie in it. */
+  private def range(input: ChunkInput): (Long, Long) = {
+    val start = input.chunk.getStartingPos
+    val size = input.chunk.getTotalSize
+    if (start < 0 || size < 0 || size > Int.MaxValue - 16)
+      throw input.context.error(s"invalid column chunk range: start $start, size $size")
+    if (input.resumeAt >= 0 && (input.resumeAt < start || input.resumeAt > start + size))
+      throw new IllegalArgumentException(s"resume offset ${input.resumeAt} outside the chunk [$start, ${start + size}) " +
+        s"(${input.context})")
+    (start, start + size)
   }
 
   /** A page's uncompressed size cannot exceed the chunk's total (pages and headers); writers that
@@ -622,43 +632,29 @@ object PageSource {
       val segmentEnd: Array[Long],
       val checkRows: Boolean)
 
-  /** Like [[forChunk]], but reads only the dictionary region (chunk start up to the first data page
-    * of `locations`) and the data pages `kept` (sorted, distinct indexes into `locations`, the
+  /** Like [[forChunk]], but reads only the dictionary region (chunk start, or `input.resumeAt`, up to
+    * the first data page of `locations`) and the data pages `kept` (sorted, distinct indexes into `locations`, the
     * chunk's checked offset index), their byte ranges coalesced across gaps of at most `maxGap`
     * bytes ([[lmspark.selection.ScanRanges.coalesce]]): bytes of a pruned page are read only when
     * they lie in such a gap (and the window reaches them). The source yields every page in order;
     * pages not kept are pruned (`currentPageIsPruned`): their row count comes from `locations` and
-    * they can only be skipped. `bytesRead` is what was read from the file. */
-  def forPages(
-      in: SeekableInputStream,
-      chunk: ColumnChunkMetaData,
-      descriptor: ColumnDescriptor,
-      filePath: String,
-      verifyChecksums: Boolean,
-      locations: lmspark.selection.PageLocations,
-      kept: Array[Int],
-      maxGap: Long,
-      windowBytes: Int = DefaultWindowBytes): PageSource = {
+    * they can only be skipped. `bytesRead` is what was read from the file. `flat`: the column has no
+    * repetition, so a v1 page's `num_values` is its row count, checked against the offset index. */
+  def forPages(input: ChunkInput, flat: Boolean, locations: lmspark.selection.PageLocations, kept: Array[Int],
+      maxGap: Long): PageSource = {
     require(maxGap >= 0, s"negative coalescing gap $maxGap")
-    require(windowBytes > 0, s"window of $windowBytes bytes")
     var k = 0
     while (k < kept.length) {
       require(kept(k) >= 0 && kept(k) < locations.pages && (k == 0 || kept(k) > kept(k - 1)),
         s"kept pages must be sorted, distinct indexes into the ${locations.pages} pages: ${kept.mkString(", ")}")
       k += 1
     }
-    val context = new ChunkContext(filePath, descriptor.getPath.mkString("."), chunk.getRowGroupOrdinal)
-    val start = chunk.getStartingPos
-    val size = chunk.getTotalSize
-    if (start < 0 || size < 0 || size > Int.MaxValue - 16)
-      throw context.error(s"invalid column chunk range: start $start, size $size")
-    val end = start + size
+    val context = input.context
+    val (start, end) = range(input)
     val firstData = if (locations.pages > 0) locations.byteOffset(0) else end
     if (firstData < start || (locations.pages > 0 && locations.byteEnd(locations.pages - 1) > end))
       throw context.error(s"the offset index's pages [$firstData, ${locations.byteEnd(locations.pages - 1)}) lie " +
         s"outside the column chunk [$start, $end) (inconsistent page index; $DisableHint)")
-    val codec = chunk.getCodec
-    val decompressor = decompressorFor(codec, context)
     val ranges = lmspark.selection.ScanRanges.coalesce(locations, kept, maxGap)
     val pageStart = Array.fill(locations.pages)(-1L)
     val segmentEnd = Array.fill(locations.pages)(-1L)
@@ -672,10 +668,9 @@ object PageSource {
       }
       r += 1
     }
-    val layout = new PrunedLayout(locations, firstData, pageStart, segmentEnd,
-      checkRows = descriptor.getMaxRepetitionLevel == 0)
-    val s = new PageSource(in, context, codec, decompressor, verifyChecksums, maxPageSize(chunk), start, end,
-      fileOffsetKnown = true, layout, windowBytes)
+    val layout = new PrunedLayout(locations, firstData, pageStart, segmentEnd, checkRows = flat)
+    val s = new PageSource(input.in, context, input.chunk.getCodec, decompressorFor(input), input.verifyChecksums,
+      maxPageSize(input.chunk), start, end, fileOffsetKnown = true, layout, input.windowBytes, input.resumeAt)
     s.prime()
     s
   }
@@ -696,11 +691,13 @@ object PageSource {
     val origin = math.max(chunkFileOffset, 0L)
     val s = new PageSource(null, context, codec, decompressorFor(codec, context), verifyChecksums,
       math.min(maxUncompressedPageSize, MaxArraySize), origin, origin + length, fileOffsetKnown = chunkFileOffset >= 0,
-      null, math.max(length, 1))
+      null, math.max(length, 1), -1L)
     s.adopt(bytes, origin - offset, origin, origin + length)
     s.countRead(length)
     s
   }
+
+  private def decompressorFor(input: ChunkInput): Decompressor = decompressorFor(input.chunk.getCodec, input.context)
 
   private def decompressorFor(codec: CompressionCodecName, context: ChunkContext): Decompressor =
     if (!Decompressors.supported.contains(codec)) throw context.error(s"compression codec $codec is not supported")

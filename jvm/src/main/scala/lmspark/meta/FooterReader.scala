@@ -1,41 +1,73 @@
 package lmspark.meta
 
-import java.io.{FileNotFoundException, IOException}
+import java.io.{ByteArrayInputStream, EOFException, FileNotFoundException, IOException}
+import java.nio.charset.StandardCharsets
+
+import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.parquet.HadoopReadOptions
-import org.apache.parquet.hadoop.ParquetFileReader
+import org.apache.parquet.format.converter.ParquetMetadataConverter
 import org.apache.parquet.hadoop.metadata.ParquetMetadata
 import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.parquet.io.SeekableInputStream
 
 import lmspark.column.ParquetDecodeException
+import lmspark.io.BoundedThrift
 
-/** An open Parquet file: its input stream and the footer of the row groups in one split. */
-final class OpenFile(val path: Path, val stream: SeekableInputStream, val footer: ParquetMetadata)
-  extends AutoCloseable {
+/** An open Parquet file: its input stream, its length, where its data ends (the footer's first
+  * byte), and the footer of the row groups of one split (`footer.getBlocks`, in file order).
+  * `rowGroupIndex(i)` is the file's index of the split's `i`-th row group (its position in the
+  * footer's row-group list): the one numbering every lmspark message uses. */
+final class OpenFile(val path: Path, val stream: SeekableInputStream, val footer: ParquetMetadata,
+    val fileSize: Long, val dataEnd: Long, rowGroupIndexes: Array[Int]) extends AutoCloseable {
+  require(rowGroupIndexes.length == footer.getBlocks.size, "one file index per row group of the split")
+
+  def rowGroupIndex(splitIndex: Int): Int = rowGroupIndexes(splitIndex)
+
   override def close(): Unit = stream.close()
 }
 
 /**
- * Opens a file and reads its footer with parquet-java, keeping only the row groups whose midpoint
- * falls in the split `[start, start + length)`, as Spark's reader does. A footer that cannot be
- * read gives an `IOException` naming the file; a missing file stays a `FileNotFoundException`, so
- * that `ignoreMissingFiles` works. The split's row groups are then checked by [[FooterChecks]]
- * (a [[ParquetDecodeException]] naming file, row group, column and field).
+ * Opens a file and reads its footer: the file's tail in one read (speculatively [[TailBytes]],
+ * which holds the whole footer of most files), then whatever of the footer lies before it. The
+ * footer's thrift is parsed with a size limit of the footer's own length ([[BoundedThrift]]), and
+ * its row-group table is checked for the whole file ([[RowGroupTable]]) before the row groups of
+ * the split `[start, start + length)` (by midpoint, as Spark's reader) are converted with
+ * parquet-java's `ParquetMetadataConverter`.
+ *
+ * Errors: a file too short or without the `PAR1` tail, a footer length outside the file, or an
+ * unparsable footer is an `IOException` naming the file; a bad row-group table is a
+ * [[ParquetDecodeException]] naming the file and the row group; a missing file stays a
+ * `FileNotFoundException` (so that `ignoreMissingFiles` works). A file with an encrypted footer
+ * (`PARE`) is refused: lmspark steps aside at planning whenever decryption is configured, and
+ * without it Spark cannot read such a file either.
  */
 object FooterReader {
+
+  /** Bytes read from the end of a file at once: footers up to this size (most) take one read. */
+  val TailBytes: Int = 64 << 10
+
+  /** The footer length and the two `PAR1` after it. */
+  private val Trailer = 8
+
   def open(conf: Configuration, path: Path, fileSize: Long, modificationTime: Long,
       start: Long, length: Long): OpenFile = {
     val status = new FileStatus(fileSize, false, 0, 0L, modificationTime, path)
     val inputFile = HadoopInputFile.fromStatus(status, conf)
     val stream = inputFile.newStream()
     try {
-      val options = HadoopReadOptions.builder(conf, path).withRange(start, start + length).build()
-      val footer = ParquetFileReader.readFooter(inputFile, options, stream)
-      FooterChecks.check(footer, path.toString, fileSize)
-      new OpenFile(path, stream, footer)
+      val (bytes, footerStart) = footerBytes(stream, path, fileSize)
+      val meta =
+        try BoundedThrift.fileMetaData(new ByteArrayInputStream(bytes), bytes.length)
+        catch { case e: Exception => throw new IOException(s"cannot parse the footer: $e", e) }
+      val extents = RowGroupTable.check(meta, path.toString, fileSize, footerStart)
+      val mine = RowGroupTable.inSplit(extents, start, start + length)
+      val all = meta.getRow_groups
+      meta.setRow_groups(mine.toSeq.map(all.get).asJava)
+      val footer = new ParquetMetadataConverter(HadoopReadOptions.builder(conf, path).build()).fromParquetMetadata(meta)
+      new OpenFile(path, stream, footer, fileSize, footerStart, mine)
     } catch {
       case e: FileNotFoundException => stream.close(); throw e
       case e: ParquetDecodeException => stream.close(); throw e
@@ -44,4 +76,33 @@ object FooterReader {
         throw new IOException(s"Could not read the Parquet footer of $path: ${e.getMessage}", e)
     }
   }
+
+  /** The footer's bytes and the file offset where they start, after checking the tail magic and
+    * that the footer lies between the leading magic and the trailer. */
+  private def footerBytes(in: SeekableInputStream, path: Path, fileSize: Long): (Array[Byte], Long) = {
+    if (fileSize < 12) throw new IOException(s"$path is not a Parquet file: $fileSize bytes are too few")
+    val tailLength = math.min(fileSize, TailBytes.toLong).toInt
+    val tail = new Array[Byte](tailLength)
+    readAt(in, fileSize - tailLength, tail, 0, tailLength, path)
+    val magic = new String(tail, tailLength - 4, 4, StandardCharsets.US_ASCII)
+    if (magic == "PARE")
+      throw new IOException(s"$path has an encrypted footer, and no Parquet decryption is configured")
+    if (magic != "PAR1")
+      throw new IOException(s"$path is not a Parquet file: its last 4 bytes are not PAR1")
+    val at = tailLength - Trailer
+    val length = (tail(at) & 0xffL) | ((tail(at + 1) & 0xffL) << 8) | ((tail(at + 2) & 0xffL) << 16) |
+      ((tail(at + 3) & 0xffL) << 24)
+    val footerStart = fileSize - Trailer - length
+    if (length <= 0 || footerStart < 4)
+      throw new IOException(s"the footer length $length in $path does not fit its $fileSize bytes")
+    val footer = new Array[Byte](length.toInt)
+    val inTail = math.min(length, (tailLength - Trailer).toLong).toInt
+    System.arraycopy(tail, at - inTail, footer, footer.length - inTail, inTail)
+    if (inTail < footer.length) readAt(in, footerStart, footer, 0, footer.length - inTail, path)
+    (footer, footerStart)
+  }
+
+  private def readAt(in: SeekableInputStream, at: Long, into: Array[Byte], off: Int, len: Int, path: Path): Unit =
+    try { in.seek(at); in.readFully(into, off, len) }
+    catch { case e: EOFException => throw new IOException(s"$path ends before its length says (truncated?)", e) }
 }

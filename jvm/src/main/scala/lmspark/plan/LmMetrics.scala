@@ -12,6 +12,7 @@ object LmMetrics {
   val NumOutputRows = "numOutputRows"
   val FilesRead = "lmFilesRead"
   val FilesFallback = "filesFallback"
+  val FilesSkippedCorrupt = "filesSkippedCorrupt"
   val RowGroupsRead = "rowGroupsRead"
   val BytesRead = "lmBytesRead"
   val ScanTime = "lmScanTime"
@@ -48,6 +49,7 @@ object LmMetrics {
     NumOutputRows -> SQLMetrics.createMetric(sc, "number of output rows"),
     FilesRead -> SQLMetrics.createMetric(sc, "files read by lmspark"),
     FilesFallback -> SQLMetrics.createMetric(sc, "files handed to Spark's reader"),
+    FilesSkippedCorrupt -> SQLMetrics.createMetric(sc, "files skipped as corrupt (ignoreCorruptFiles)"),
     RowGroupsRead -> SQLMetrics.createMetric(sc, "row groups read"),
     BytesRead -> SQLMetrics.createSizeMetric(sc, "bytes read"),
     ScanTime -> SQLMetrics.createNanoTimingMetric(sc, "lmspark scan time"),
@@ -82,6 +84,7 @@ object LmMetrics {
       rowsScanned = m(RowsScanned), rowsMaterialized = m(RowsMaterialized), valuesDecoded = m(ValuesDecoded),
       decodeTimeNs = m(DecodeTime), predicateTimeNs = m(PredicateTime), cacheHits = m(CacheHits),
       cacheEvictions = m(CacheEvictions), rowGroupsLate = m(RowGroupsLate), rowGroupsWhole = m(RowGroupsWhole),
+      filesSkippedCorrupt = m(FilesSkippedCorrupt),
       rowsPassing = m.collect { case (k, v) if k.startsWith(RowsPassingPrefix) => k.stripPrefix(RowsPassingPrefix) -> v })
 
   private def scanMetricsBase(m: Map[String, SQLMetric]): ScanMetrics =
@@ -123,5 +126,8 @@ final case class ScanMetrics(
     cacheEvictions: SQLMetric = new SQLMetric("sum"),
     rowGroupsLate: SQLMetric = new SQLMetric("sum"),
     rowGroupsWhole: SQLMetric = new SQLMetric("sum"),
+    /** Files whose read failed with an error Spark's `ignoreCorruptFiles` skips (the rest of the file
+      * was skipped; rows it gave before the error were kept, as in Spark). */
+    filesSkippedCorrupt: SQLMetric = new SQLMetric("sum"),
     /** By column name: rows passing the filter on that column in the filter-first pass. */
     rowsPassing: Map[String, SQLMetric] = Map.empty)

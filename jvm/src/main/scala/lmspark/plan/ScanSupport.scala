@@ -45,10 +45,6 @@ object ScanSupport {
       }
     }
 
-    val ignoreCorrupt = relation.options.get("ignoreCorruptFiles").map(_.toBoolean)
-      .getOrElse(conf.ignoreCorruptFiles)
-    if (ignoreCorrupt) reasons += "ignoreCorruptFiles is set"
-
     val hadoopConf = session.sessionState.newHadoopConfWithOptions(relation.options)
     if (hadoopConf.get(CryptoFactoryKey) != null) {
       reasons += s"Parquet modular encryption is configured ($CryptoFactoryKey)"

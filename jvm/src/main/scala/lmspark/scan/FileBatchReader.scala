@@ -13,7 +13,7 @@ import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
 import lmspark.column.{ColumnReader, ColumnReaderFactory}
 import lmspark.io.PageSource
-import lmspark.meta.OpenFile
+import lmspark.meta.{FooterChecks, OpenFile}
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.{Guarantees, Predicate}
 import lmspark.selection.{ScanRanges, SelectionCursor, SelectionStrategy}
@@ -43,6 +43,9 @@ final class FileBatchReader(
     hadoopConf: Configuration,
     metrics: ScanMetrics) extends Iterator[ColumnarBatch] with Closeable {
 
+  // The footer fields of the chunks this scan reads, before anything is allocated or read.
+  FooterChecks.check(file, plan.leaves)
+
   private val capacity = settings.batchSize
   private val blocks = file.footer.getBlocks
 
@@ -70,9 +73,14 @@ final class FileBatchReader(
 
   private val batch = new ColumnarBatch((dataVectors ++ partitionVectors).map(v => v: ColumnVector))
 
+  /** Bytes each column's page source reads at once and holds (one larger page excepted): what the
+    * task holds of chunk bytes follows the columns read, not the row group's size. */
+  private val windowBytes = PageSource.windowFor(presentColumns.length)
+  private val sources = new ChunkSources(file, settings, windowBytes)
+
   private val pruner: RowGroupPruner =
     if (settings.predicate == Predicate.True) null
-    else new RowGroupPruner(file, plan, settings.predicate, settings, metrics)
+    else new RowGroupPruner(file, plan, settings.predicate, settings, metrics, sources)
 
   /** Columns (requested-schema indexes) the scan's predicate reads. */
   private val filteredColumns: Set[Int] = Guarantees.columns(settings.predicate)
@@ -80,10 +88,7 @@ final class FileBatchReader(
   private val outputOnly: Int = presentColumns.count(i => !filteredColumns.contains(i))
   private val lm = new LateMaterialization(settings)
   private val cache = new PredicateCache(settings.predicateCacheMaxBytes, capacity, settings.preserveDictionary, metrics)
-  /** Bytes each column's page source reads at once and holds (one larger page excepted): what the
-    * task holds of chunk bytes follows the columns read, not the row group's size. */
-  private val windowBytes = PageSource.windowFor(presentColumns.length)
-  private val pass = new FilterFirstPass(file, plan, settings, metrics, cache, lm, windowBytes)
+  private val pass = new FilterFirstPass(plan, settings, metrics, cache, lm, sources)
   /** Page sources the filter-first pass already fetched for the current row group, by requested column. */
   private var refetch: Map[Int, PageSource] = Map.empty
   /** The filter columns the pass cached for the current row group (handed to `fromCache`). */
@@ -103,7 +108,7 @@ final class FileBatchReader(
   private var cursor: SelectionCursor = _
   private var readers: Array[ColumnReader] = Array.empty
   /** The page source of each reader, for page counts. */
-  private var sources: Array[PageSource] = Array.empty
+  private var opened: Array[PageSource] = Array.empty
   /** Whether the offset index gave the page count of each source's chunk. */
   private var sourcePagesKnown: Array[Boolean] = Array.empty
   private var closed = false
@@ -265,31 +270,23 @@ final class FileBatchReader(
         }
     }
     guarded {
-      sources = new Array[PageSource](presentColumns.length)
+      opened = new Array[PageSource](presentColumns.length)
       sourcePagesKnown = new Array[Boolean](presentColumns.length)
       fromCache = presentColumns.map(i => cachedColumns.getOrElse(i, null))
       cachedCount = fromCache.count(_ != null)
       readers = presentColumns.indices.toArray.map { k =>
         val i = presentColumns(k)
         val ColumnPlan.Present(descriptor, sparkType, options) = plan.columns(i): @unchecked
-        val chunk = FileReadPlan.chunkOf(block, descriptor)
         val fetch = rowGroup.fetches(i)
         metrics.pagesPruned += fetch.fold(0)(_.pruned)
         metrics.pagesTotal += fetch.fold(0)(_.locations.pages)
         if (fromCache(k) != null) null // copied from the predicate cache
         else {
-          val pages = fetch match {
-            case _ if refetch.contains(i) => refetch(i).reopen()
-            case Some(f) if f.pruned > 0 =>
-              PageSource.forPages(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums,
-                f.locations, f.kept, settings.maxCoalesceGap, windowBytes)
-            case _ =>
-              PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums, windowBytes)
-          }
-          sources(k) = pages
+          val pages = refetch.get(i).fold(sources.open(block, rowGroup, i, descriptor, fetch))(_.reopen())
+          opened(k) = pages
           sourcePagesKnown(k) = fetch.isDefined
           ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
-            options.copy(preserveDictionary = settings.preserveDictionary))
+            options.copy(preserveDictionary = settings.preserveDictionary), rowGroup.dictionaries.get(i).map(_.dictionary))
         }
       }
     }
@@ -322,12 +319,12 @@ final class FileBatchReader(
       case e: IOException => column = -1; throw e
       case e: SparkThrowable => column = -1; throw e
       case NonFatal(e) =>
-        val rg = if (nextBlock > 0) blocks.get(nextBlock - 1).getOrdinal else 0 // the file's ordinal, as ChunkContext
+        val rg = if (nextBlock > 0) file.rowGroupIndex(nextBlock - 1) else 0 // the file's index, as ChunkContext
         val where =
           if (column < 0 || column >= presentColumns.length) ""
           else {
             val name = settings.requiredSchema(presentColumns(column)).name
-            val page = if (column < sources.length && sources(column) != null) s", ${sources(column).describeCurrentPage}" else ""
+            val page = if (column < opened.length && opened(column) != null) s", ${opened(column).describeCurrentPage}" else ""
             s", column $name$page"
           }
         column = -1
@@ -338,16 +335,16 @@ final class FileBatchReader(
   private def closeReaders(): Unit = {
     // A chunk without an offset index counts the data pages it read toward the total. Sources read
     // window by window as the batches go: what they read is counted once they are done.
-    sources.indices.foreach { k =>
-      if (sources(k) != null) {
-        metrics.pagesRead += sources(k).dataPagesRead
-        metrics.bytesRead += sources(k).bytesRead
-        if (!sourcePagesKnown(k)) metrics.pagesTotal += sources(k).dataPagesRead
+    opened.indices.foreach { k =>
+      if (opened(k) != null) {
+        metrics.pagesRead += opened(k).dataPagesRead
+        metrics.bytesRead += opened(k).bytesRead
+        if (!sourcePagesKnown(k)) metrics.pagesTotal += opened(k).dataPagesRead
       }
     }
     readers.foreach(r => if (r != null) r.close())
     readers = Array.empty
-    sources = Array.empty
+    opened = Array.empty
     fromCache = Array.empty
     cachedCount = 0
     materializing = false

@@ -6,7 +6,7 @@ import java.util.Locale
 import scala.jdk.CollectionConverters._
 
 import org.apache.parquet.column.ColumnDescriptor
-import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnPath, ParquetMetadata}
+import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData, ColumnPath, ParquetMetadata}
 import org.apache.parquet.schema.Type
 import org.apache.parquet.schema.Type.Repetition
 import org.apache.spark.sql.execution.datasources.parquet.ParquetUtils
@@ -30,7 +30,10 @@ object ColumnPlan {
  * the requested schema. Built from the footer alone; when lmspark cannot read the file, building
  * it gives the reason instead, and the file goes to Spark's reader.
  */
-final case class FileReadPlan(columns: IndexedSeq[ColumnPlan])
+final case class FileReadPlan(columns: IndexedSeq[ColumnPlan]) {
+  /** The leaves read from the file (projected or filtered), in requested order. */
+  def leaves: Seq[ColumnDescriptor] = columns.collect { case p: ColumnPlan.Present => p.descriptor }
+}
 
 object FileReadPlan {
 
@@ -80,7 +83,8 @@ object FileReadPlan {
             _ <- ColumnReaderFactory.unsupportedReason(descriptor, field.dataType)
               .map(why => s"column ${field.name}: $why").toLeft(())
             _ <- footer.getBlocks.asScala.iterator
-              .flatMap(b => ColumnReaderFactory.unsupportedReason(descriptor, field.dataType, chunkOf(b, descriptor)))
+              .flatMap(b => findChunk(b, descriptor))
+              .flatMap(c => ColumnReaderFactory.unsupportedReason(descriptor, field.dataType, c))
               .nextOption().map(why => s"column ${field.name}: $why").toLeft(())
           } yield ColumnPlan.Present(descriptor, field.dataType, options)
         case many if matchById && ParquetUtils.hasFieldId(field) =>
@@ -114,11 +118,16 @@ object FileReadPlan {
   private def containsFieldIds(t: Type): Boolean =
     t.getId != null || (!t.isPrimitive && t.asGroupType.getFields.asScala.exists(containsFieldIds))
 
-  /** The chunk of `block` that holds leaf `descriptor`. */
-  def chunkOf(block: BlockMetaData, descriptor: ColumnDescriptor): org.apache.parquet.hadoop.metadata.ColumnChunkMetaData = {
+  /** The chunk of `block` that holds leaf `descriptor`, if any. */
+  private def findChunk(block: BlockMetaData, descriptor: ColumnDescriptor): Option[ColumnChunkMetaData] = {
     val path = ColumnPath.get(descriptor.getPath: _*)
     block.getColumns.asScala.find(_.getPath == path)
-      .getOrElse(throw new java.io.IOException(
-        s"row group at offset ${block.getStartingPos} has no chunk for column $path"))
   }
+
+  /** The chunk of `block` that holds leaf `descriptor`: one the reader reads, which
+    * [[lmspark.meta.FooterChecks]] checked to be there before reading began. */
+  def chunkOf(block: BlockMetaData, descriptor: ColumnDescriptor): ColumnChunkMetaData =
+    findChunk(block, descriptor).getOrElse(throw new IllegalStateException(
+      s"internal error: row group at offset ${block.getStartingPos} has no chunk for column " +
+        s"${descriptor.getPath.mkString(".")}, which the footer checks let through"))
 }

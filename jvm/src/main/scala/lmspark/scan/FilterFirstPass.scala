@@ -8,7 +8,6 @@ import org.apache.spark.sql.execution.vectorized.{OnHeapColumnVector, WritableCo
 
 import lmspark.column.{ColumnReader, ColumnReaderFactory, SparkDictionary}
 import lmspark.io.PageSource
-import lmspark.meta.OpenFile
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.{Guarantees, Predicate, VectorFilter}
 import lmspark.selection.{RowSelection, ScanRanges, SelectionCursor, SelectionStrategy}
@@ -35,8 +34,8 @@ import lmspark.selection.{RowSelection, ScanRanges, SelectionCursor, SelectionSt
   * when its window held the whole chunk, else read again window by window). A closed source keeps its
   * window only when that holds the whole chunk (at most `windowBytes`), so the pass holds one
   * window per filter column at most, whatever the row group's size. */
-final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSettings, metrics: ScanMetrics,
-    cache: PredicateCache, rule: LateMaterialization, windowBytes: Int) {
+final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics: ScanMetrics,
+    cache: PredicateCache, rule: LateMaterialization, sources: ChunkSources) {
   import FilterFirstPass.Outcome
 
 
@@ -53,7 +52,7 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
     var selection = initial
     metrics.rowsScanned += selection.selectedCount
     val order = rule.order(filters.keys.toSeq, c => costPerRow(block, c))
-    var sources = Map.empty[Int, PageSource]
+    var opened = Map.empty[Int, PageSource]
     var cached = Map.empty[Int, PredicateCache.Column]
     val it = order.iterator
     while (it.hasNext && selection.selectedCount > 0) {
@@ -65,25 +64,16 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
         case ColumnPlan.Missing =>
           if (filter.nullPasses) selection else RowSelection.none(rowCount)
         case ColumnPlan.Present(descriptor, sparkType, options) =>
-          val chunk = FileReadPlan.chunkOf(block, descriptor)
           // A scattered selection is not walked run by run: the column is decoded on every row of
           // the row group's initial selection, and rows already dropped simply fail.
           val scattered = (selection ne initial) && selection.meanRunLength < settings.selectionThreshold
           val walk = if (scattered) initial else selection
-          val pages = rowGroup.fetches(col) match {
-            case Some(f) =>
-              val kept = ScanRanges.selectedPages(walk, f.locations)
-              if (kept.length < f.locations.pages)
-                PageSource.forPages(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums,
-                  f.locations, kept, settings.maxCoalesceGap, windowBytes)
-              else PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums,
-                windowBytes)
-            case None =>
-              PageSource.forChunk(file.stream, chunk, descriptor, file.path.toString, settings.verifyChecksums, windowBytes)
-          }
-          sources += col -> pages
+          val fetch = rowGroup.fetches(col).map(f => ColumnFetch(f.locations, ScanRanges.selectedPages(walk, f.locations)))
+          val pages = sources.open(block, rowGroup, col, descriptor, fetch)
+          opened += col -> pages
           val reader = ColumnReaderFactory.create(descriptor, sparkType, pages, rowCount,
-            options.copy(preserveDictionary = settings.dictionaryPredicates || settings.preserveDictionary))
+            options.copy(preserveDictionary = settings.dictionaryPredicates || settings.preserveDictionary),
+            rowGroup.dictionaries.get(col).map(_.dictionary))
           val column = cache.column(col, field.dataType)
           try {
             val next = narrow(walk, if (scattered) selection.toMask.toWords else null, reader, filter, column)
@@ -95,8 +85,8 @@ final class FilterFirstPass(file: OpenFile, plan: FileReadPlan, settings: ScanSe
       rule.record(col, before, after)
       metrics.rowsPassing.get(field.name).foreach(_ += after)
     }
-    sources.values.foreach { s => metrics.predicatePagesDecoded += s.dataPagesRead; metrics.bytesRead += s.bytesRead }
-    Outcome(selection, cached, sources)
+    opened.values.foreach { s => metrics.predicatePagesDecoded += s.dataPagesRead; metrics.bytesRead += s.bytesRead }
+    Outcome(selection, cached, opened)
   }
 
   /** Decoded bytes per row of the column's chunk: its cost in the ordering. */

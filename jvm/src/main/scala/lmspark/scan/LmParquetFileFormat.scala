@@ -1,11 +1,15 @@
 package lmspark.scan
 
+import java.io.Closeable
+
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.{FileSourceOptions, InternalRow}
+import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
 import org.apache.spark.sql.execution.datasources.parquet.{ParquetFileFormat, ParquetOptions}
+import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
@@ -14,6 +18,7 @@ import lmspark.LmConf
 import lmspark.meta.FooterReader
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.Predicate
+import lmspark.shim.SparkInternals
 
 /**
  * Spark's `ParquetFileFormat` with lmspark's per-file reader. It lives only inside
@@ -77,8 +82,9 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate) extends Pa
       selectionThreshold = LmConf.SELECTION_THRESHOLD.get(sqlConf))
     val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val scanMetrics = metrics
+    val ignoreCorruptFiles = new FileSourceOptions(CaseInsensitiveMap(options)).ignoreCorruptFiles
 
-    (file: PartitionedFile) => {
+    val read = (file: PartitionedFile) => {
       val conf = confBroadcast.value.value
       val open = FooterReader.open(conf, file.toPath, file.fileSize, file.modificationTime,
         file.start, file.length)
@@ -97,5 +103,35 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate) extends Pa
           sparkReader(file)
       }
     }
+    if (!ignoreCorruptFiles) read
+    else (file: PartitionedFile) => CorruptFileCounter.count(scanMetrics.filesSkippedCorrupt)(
+      new CorruptFileCounter(read(file), scanMetrics.filesSkippedCorrupt))
   }
+}
+
+/**
+ * With `ignoreCorruptFiles`, Spark's `FileScanRDD` itself skips the rest of a file whose reader
+ * throws an error it deems corruption (rows the reader returned before the error are kept, and a
+ * warning is logged); lmspark's reader only has to throw. This wrapper counts those files in the
+ * `filesSkippedCorrupt` metric: it rethrows every error unchanged, after counting one that Spark
+ * will skip the file for ([[SparkInternals.skippedAsCorrupt]]). A file's reader fails at most once.
+ */
+private final class CorruptFileCounter(inner: Iterator[InternalRow], skipped: SQLMetric)
+    extends Iterator[InternalRow] with Closeable {
+  override def hasNext: Boolean = CorruptFileCounter.count(skipped)(inner.hasNext)
+  override def next(): InternalRow = CorruptFileCounter.count(skipped)(inner.next())
+  override def close(): Unit = inner match {
+    case c: Closeable => c.close()
+    case _ =>
+  }
+}
+
+private object CorruptFileCounter {
+  def count[T](skipped: SQLMetric)(body: => T): T =
+    try body
+    catch {
+      case e: Throwable if SparkInternals.skippedAsCorrupt(e) =>
+        skipped += 1
+        throw e
+    }
 }

@@ -40,13 +40,16 @@ final case class ColumnFetch(locations: PageLocations, kept: Array[Int]) {
 /** One row group to read.
   * @param residual the scan's predicate simplified for this row group (what rows must still pass)
   * @param selection rows that may pass, from the page index; None: every row
-  * @param fetches per requested column (by index), the pages to fetch; None: the whole chunk */
+  * @param fetches per requested column (by index), the pages to fetch; None: the whole chunk
+  * @param dictionaries per requested column (by index), the chunk's dictionary page when pruning
+  *   read and decoded it already: the column's readers start past it */
 final case class RowGroupPlan(
     blockIndex: Int,
     rowCount: Long,
     residual: Predicate,
     selection: Option[RowSelection],
-    fetches: Array[Option[ColumnFetch]])
+    fetches: Array[Option[ColumnFetch]],
+    dictionaries: Map[Int, ChunkDictionary.Loaded] = Map.empty)
 
 object RowGroupPlan {
   /** Every row of every column, with no predicate left to apply. */
@@ -65,11 +68,13 @@ object RowGroupPlan {
   * true dropped, IN lists shrunk), and prune on their own when statistics pruning is off;
   * dictionary, bloom filter and page-index steps work on the residual.
   *
+  * Dictionary pages read for pruning are kept in the row group's plan (`dictionaries`), so the
+  * row group's readers do not read or decode them again. Errors and metadata are named by the
+  * file's row-group index ([[ChunkSources.context]]).
+  *
   * Invariant: a row group or page is skipped only when no row in it can make the predicate TRUE. */
 final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predicate, settings: ScanSettings,
-    metrics: ScanMetrics) {
-
-  private[this] val filePath = file.path.toString
+    metrics: ScanMetrics, sources: ChunkSources) {
   private[this] val predicateColumns: Array[Int] = Guarantees.columns(predicate).toArray.sorted
   private[this] val values = mutable.Map.empty[Int, Option[SparkValues]]
 
@@ -83,13 +88,23 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     case ColumnPlan.Missing => None
   }
 
-  private def context(block: BlockMetaData, col: Int, blockIndex: Int): ChunkContext =
-    new ChunkContext(filePath, plan.columns(col) match {
-      case ColumnPlan.Present(d, _, _) => d.getPath.mkString(".")
-      case ColumnPlan.Missing => settings.requiredSchema(col).name
-    }, blockIndex)
+  private def context(col: Int, blockIndex: Int): ChunkContext = plan.columns(col) match {
+    case ColumnPlan.Present(d, _, _) => sources.context(blockIndex, d)
+    case ColumnPlan.Missing => new ChunkContext(file.path.toString, settings.requiredSchema(col).name, file.rowGroupIndex(blockIndex))
+  }
+
+  /** Dictionaries read while deciding the current row group, by requested column. */
+  private[this] var loaded = Map.empty[Int, ChunkDictionary.Loaded]
 
   def decide(block: BlockMetaData, blockIndex: Int): RowGroupDecision = {
+    loaded = Map.empty
+    decideWithProofs(block, blockIndex) match {
+      case RowGroupDecision.Read(p) if loaded.nonEmpty => RowGroupDecision.Read(p.copy(dictionaries = loaded))
+      case d => d
+    }
+  }
+
+  private def decideWithProofs(block: BlockMetaData, blockIndex: Int): RowGroupDecision = {
     val rowCount = block.getRowCount
     val all = RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, rowCount, plan.columns.length).copy(residual = predicate))
     if (predicate == Predicate.True) return all
@@ -162,9 +177,10 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     val sv = sparkValues(col).orNull
     if (sv == null) return false
     val desc = plan.columns(col).asInstanceOf[ColumnPlan.Present].descriptor
-    val (read, bytes) = ChunkDictionary.readCounted(file.stream, c, desc, filePath, settings.verifyChecksums)
+    val (read, bytes) = ChunkDictionary.read(sources.input(block, blockIndex, desc), desc.getPrimitiveType)
     metrics.bytesRead += bytes
-    val dict = read.orNull
+    read.foreach(d => loaded += col -> d)
+    val dict = read.map(_.dictionary).orNull
     if (dict == null) return false
     sv.dictionary(dict) match {
       case Some(entries) =>
@@ -182,7 +198,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     if (c == null || c.getBloomFilterOffset < 0) return None
     val sv = sparkValues(col).orNull
     if (sv == null) return None
-    BloomFilters.read(file.stream, c, context(block, col, blockIndex)) match {
+    BloomFilters.read(file.stream, c, context(col, blockIndex)) match {
       case None => None
       case Some(Left(_)) => metrics.bloomFiltersIgnored += 1; None
       case Some(Right(bloom)) =>
@@ -204,7 +220,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     val pageStats = mutable.Map.empty[Int, ColumnPages]
 
     def readIndex(col: Int, withColumnIndex: Boolean): Unit = chunk(block, col).foreach { c =>
-      PageIndexes.read(file.stream, c, context(block, col, blockIndex)) match {
+      PageIndexes.read(file.stream, c, context(col, blockIndex)) match {
         case Left(_) => metrics.pageIndexesIgnored += 1
         case Right(raw) =>
           if (withColumnIndex && raw.columnIndexProblem.isDefined) metrics.pageIndexesIgnored += 1

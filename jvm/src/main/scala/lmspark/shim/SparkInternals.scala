@@ -28,6 +28,15 @@ object SparkInternals {
     case _ => RebaseCheck.Legacy(spec.timeZone)
   }
 
+  /** Whether Spark's `FileScanRDD`, with `ignoreCorruptFiles` on, skips the rest of a file whose read
+    * threw `e` (as a corrupt file: not a missing one, nor an access or HDFS block error, which it
+    * rethrows). */
+  def skippedAsCorrupt(e: Throwable): Boolean = e match {
+    case _: java.io.FileNotFoundException => false
+    case _: org.apache.hadoop.security.AccessControlException | _: org.apache.hadoop.hdfs.BlockMissingException => false
+    case _ => DataSourceUtils.shouldIgnoreCorruptFileException(e)
+  }
+
   /** Fills a partition column's constant vector from the file's partition values. */
   def populateConstant(vector: ConstantColumnVector, partitionValues: InternalRow, ordinal: Int): Unit =
     ColumnVectorUtils.populate(vector, partitionValues, ordinal)

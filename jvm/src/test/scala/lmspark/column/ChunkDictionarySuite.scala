@@ -13,6 +13,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import lmspark.decode.{BinaryDictionary, Dictionary, IntDictionary, LongDictionary}
 import lmspark.testutil._
+import lmspark.testutil.Sources
 
 /** [[ChunkDictionary]]: which chunks prove every data page dictionary-encoded (parquet-java's
   * `DictionaryFilter` rule, with and without encoding statistics); reading the dictionary page
@@ -77,7 +78,7 @@ class ChunkDictionarySuite extends AnyFunSuite {
           val results = for (m <- Seq(chunk, zero)) yield {
             val in = new RecordingInputStream(new LocalInputFile(f.path).newStream())
             try {
-              val (d, bytes) = ChunkDictionary.readCounted(in, m, lm.descriptor(col), f.path.toString, verifyChecksums = false)
+              val (d, bytes) = Sources.dictionaryCounted(in, m, lm.descriptor(col), f.path.toString, verifyChecksums = false)
               assert(in.reads.forall { case (o, n) => o >= chunk.getStartingPos && o + n <= dictEnd },
                 s"$name: read ${in.reads} outside the dictionary page [${chunk.getStartingPos}, $dictEnd)")
               assert(bytes == dictEnd - chunk.getStartingPos)
@@ -92,7 +93,7 @@ class ChunkDictionarySuite extends AnyFunSuite {
         val lp = new LmFile(plain.path)
         try {
           val col = plain.columns.indexWhere(_.name == "int32_req")
-          assert(ChunkDictionary.read(lp.in, lp.chunk(0, col), lp.descriptor(col), plain.path.toString, false).isEmpty)
+          assert(Sources.dictionary(lp.in, lp.chunk(0, col), lp.descriptor(col), plain.path.toString, false).isEmpty)
         } finally lp.close()
       } finally lm.close()
     }
@@ -117,7 +118,7 @@ class ChunkDictionarySuite extends AnyFunSuite {
       Files.write(bad, all)
       val in = new LocalInputFile(bad).newStream()
       try {
-        val e = intercept[ParquetDecodeException](ChunkDictionary.read(in, chunk, lm.descriptor(col), bad.toString, false))
+        val e = intercept[ParquetDecodeException](Sources.dictionary(in, chunk, lm.descriptor(col), bad.toString, false))
         assert(e.getMessage.contains("dictionary") && e.getMessage.contains(bad.toString) &&
           e.getMessage.contains("int64_req") && e.getMessage.contains("row group 0"), e.getMessage)
       } finally in.close()

@@ -12,6 +12,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import lmspark.io.{ChunkContext, PageSource}
 import lmspark.testutil._
+import lmspark.testutil.Sources
 
 /** Corrupt input must end in a clear [[ParquetDecodeException]] naming file, column and row group:
   * never a hang, never an unexplained ArrayIndexOutOfBounds. */
@@ -84,7 +85,7 @@ class CorruptionSuite extends AnyFunSuite {
       Files.write(cut, java.util.Arrays.copyOf(all, (c.getStartingPos + c.getTotalSize / 2).toInt))
       val in = new LocalInputFile(cut).newStream()
       try {
-        val e = intercept[ParquetDecodeException](PageSource.forChunk(in, c, lm.descriptor(2), file.path.toString))
+        val e = intercept[ParquetDecodeException](Sources.forChunk(in, c, lm.descriptor(2), file.path.toString))
         assertNamesChunk(e, 2)
       } finally in.close()
     } finally lm.close()

@@ -16,6 +16,7 @@ import lmspark.io.{ChunkContext, PageSource}
 import lmspark.meta.PageIndexes
 import lmspark.selection._
 import lmspark.testutil._
+import lmspark.testutil.Sources
 
 /** Page-pruned reads over the whole matrix (every type x encoding mode x codec x page version x
   * nullability, files with parquet-java's page indexes and small pages): per chunk, random row
@@ -74,7 +75,7 @@ class PrunedReadMatrixSuite extends AnyFunSuite with BeforeAndAfterAll {
               s"pages, ${selection.selectedCount} rows selected)"
             val in = new RecordingInputStream(new LocalInputFile(f.path).newStream())
             try {
-              val pages = PageSource.forPages(in, chunk, lm.descriptor(col), f.path.toString, verifyChecksums = false,
+              val pages = Sources.forPages(in, chunk, lm.descriptor(col), f.path.toString, verifyChecksums = false,
                 loc, kept, maxGap)
               val reader = ColumnReaderFactory.create(lm.descriptor(col), spec.sparkType, pages, rowCount,
                 ColumnReadOptions())
@@ -121,7 +122,7 @@ class PrunedReadMatrixSuite extends AnyFunSuite with BeforeAndAfterAll {
           .toOption.get.offsetIndex.get, lm.chunk(0, col), rows).toOption.get
         val all = (0 until loc.pages).toArray
         val reader = ColumnReaderFactory.create(lm.descriptor(col), spec.sparkType,
-          PageSource.forPages(lm.in, lm.chunk(0, col), lm.descriptor(col), f.path.toString, false, loc, all, 0L), rows,
+          Sources.forPages(lm.in, lm.chunk(0, col), lm.descriptor(col), f.path.toString, false, loc, all, 0L), rows,
           ColumnReadOptions())
         readSelected(s"$config $name", reader, s, RowRanges.empty, 64, v, spec, expected, pages)
         reader.close()

@@ -12,6 +12,7 @@ import lmspark.io.ChunkContext
 import lmspark.meta.PageIndexes
 import lmspark.predicate.ColumnStats
 import lmspark.testutil._
+import lmspark.testutil.Sources
 
 /** Metadata converted by [[SparkValues]] agrees with the rows lmspark reads: for every chunk of
   * parquet-java files (the column-reader matrix, and one column per logical type read as every
@@ -167,7 +168,7 @@ object SparkValuesSuite extends org.scalatest.Assertions {
     if (chunk.hasDictionaryPage) {
       val in = new RecordingInputStream(new LocalInputFile(lm.path).newStream())
       try {
-        val d = ChunkDictionary.read(in, chunk, desc, lm.path.toString, verifyChecksums = true)
+        val d = Sources.dictionary(in, chunk, desc, lm.path.toString, verifyChecksums = true)
           .getOrElse(fail(s"$what: no dictionary page"))
         assert(in.reads.forall { case (o, n) => o >= chunk.getStartingPos && o + n <= chunk.getFirstDataPageOffset },
           s"$what: the dictionary read ${in.reads} outside [${chunk.getStartingPos}, ${chunk.getFirstDataPageOffset})")

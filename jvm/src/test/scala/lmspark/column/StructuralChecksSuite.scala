@@ -113,9 +113,7 @@ class StructuralChecksSuite extends AnyFunSuite {
     val settings = ScanSettings(f.schema, new StructType(), batchSize = 100, offHeapVectors = false,
       caseSensitive = false, datetimeRebaseModeInRead = "CORRECTED")
     intercept[Throwable] {
-      // The split covers more than the file: a row group whose first chunk [[replaceChunk]] moved
-      // after the data has its midpoint past the file's end (parquet-java plans splits by it).
-      val open = FooterReader.open(conf, new HPath(file.getAbsolutePath), file.length, file.lastModified, 0, 4 * file.length)
+      val open = FooterReader.open(conf, new HPath(file.getAbsolutePath), file.length, file.lastModified, 0, file.length)
       val plan = FileReadPlan.build(open.footer, f.schema, settings).fold(why => fail(why), identity)
       val reader = new FileBatchReader(open, plan, org.apache.spark.sql.catalyst.InternalRow.empty, settings, conf, metrics)
       try while (reader.hasNext) reader.next() finally reader.close()
@@ -158,22 +156,46 @@ class StructuralChecksSuite extends AnyFunSuite {
     path
   }
 
-  /** A copy of the fixture's file whose chunk (rg, col) is `bytes`, written after the data: the
-    * chunk's offsets and size point at it; its page indexes are dropped. */
-  private def replaceChunk(f: Fixture, rg: Int, col: Int, bytes: Array[Byte], dest: String): Path =
-    rewriteFooter(f.path, dest, bytes) { (footer, newStart) =>
-      val cc = footer.getRow_groups.get(rg).getColumns.get(col)
-      val md = cc.getMeta_data
-      val hasDict = md.isSetDictionary_page_offset && md.getDictionary_page_offset > 0 &&
-        md.getDictionary_page_offset < md.getData_page_offset
-      val oldStart = if (hasDict) md.getDictionary_page_offset else md.getData_page_offset
-      md.setData_page_offset(newStart + (md.getData_page_offset - oldStart))
-      if (hasDict) md.setDictionary_page_offset(newStart)
-      md.setTotal_uncompressed_size(md.getTotal_uncompressed_size + bytes.length - md.getTotal_compressed_size)
-      md.setTotal_compressed_size(bytes.length)
-      cc.unsetColumn_index_offset(); cc.unsetColumn_index_length()
-      cc.unsetOffset_index_offset(); cc.unsetOffset_index_length()
+  /** A copy of the fixture's file whose chunk (rg, col) is `bytes`. The whole row group is moved
+    * after the data, its chunks in their order (the others byte-identical, `bytes` in place of chunk
+    * `col`), so that the row group's declared range (its first chunk's offset and its
+    * total_compressed_size, which Spark's splits assign it by) stays inside the file: the chunks'
+    * offsets and sizes point at the copies, and their page indexes are dropped. */
+  private def replaceChunk(f: Fixture, rg: Int, col: Int, bytes: Array[Byte], dest: String): Path = {
+    val all = Files.readAllBytes(f.path)
+    val original = Util.readFileMetaData(new ByteArrayInputStream(all, all.length - 8 - footerLength(all), footerLength(all)))
+    def startOf(md: org.apache.parquet.format.ColumnMetaData): Long =
+      if (md.isSetDictionary_page_offset && md.getDictionary_page_offset > 0 &&
+        md.getDictionary_page_offset < md.getData_page_offset) md.getDictionary_page_offset
+      else md.getData_page_offset
+    val chunks = original.getRow_groups.get(rg).getColumns.asScala.toIndexedSeq.zipWithIndex.map { case (cc, c) =>
+      if (c == col) bytes
+      else {
+        val md = cc.getMeta_data
+        java.util.Arrays.copyOfRange(all, startOf(md).toInt, (startOf(md) + md.getTotal_compressed_size).toInt)
+      }
     }
+    rewriteFooter(f.path, dest, chunks.reduce(_ ++ _)) { (footer, newStart) =>
+      val group = footer.getRow_groups.get(rg)
+      var at = newStart
+      group.getColumns.asScala.zip(chunks).foreach { case (cc, chunk) =>
+        val md = cc.getMeta_data
+        val hasDict = md.isSetDictionary_page_offset && md.getDictionary_page_offset > 0 &&
+          md.getDictionary_page_offset < md.getData_page_offset
+        val oldStart = startOf(md)
+        md.setData_page_offset(at + (md.getData_page_offset - oldStart))
+        if (hasDict) md.setDictionary_page_offset(at)
+        md.setTotal_uncompressed_size(md.getTotal_uncompressed_size + chunk.length - md.getTotal_compressed_size)
+        md.setTotal_compressed_size(chunk.length)
+        cc.setFile_offset(at)
+        cc.unsetColumn_index_offset(); cc.unsetColumn_index_length()
+        cc.unsetOffset_index_offset(); cc.unsetOffset_index_length()
+        at += chunk.length
+      }
+      group.setFile_offset(newStart)
+      group.setTotal_compressed_size(at - newStart)
+    }
+  }
 
   /** `bytes` with page `i` (in the order of [[ChunkBytes.pages]]) given header `edit(copy)`. */
   private def editHeader(bytes: Array[Byte], i: Int)(edit: PageHeader => Unit): Array[Byte] = {
@@ -427,7 +449,8 @@ class StructuralChecksSuite extends AnyFunSuite {
     for ((tag, edit) <- Seq[(String, FileMetaData => Unit)](
         "chunk-values" -> (m => m.getRow_groups.get(1).getColumns.get(1).getMeta_data.setNum_values(1233)),
         "chunk-values-negative" -> (m => m.getRow_groups.get(1).getColumns.get(1).getMeta_data.setNum_values(-1)),
-        "row-group-rows" -> (m => m.getRow_groups.get(1).setNum_rows(1235)))) {
+        // (the file's num_rows follows, so that only the row group and its chunks disagree)
+        "row-group-rows" -> (m => { m.getRow_groups.get(1).setNum_rows(1235); m.setNum_rows(m.getNum_rows + 1) }))) {
       val path = rewriteFooter(v1Dict.path, s"footer-$tag")((m, _) => edit(m))
       val e = readFile(v1Dict, path)
       assertNames(e, path, 1, v1Dict.name(if (tag == "row-group-rows") 0 else 1), None)
@@ -439,6 +462,7 @@ class StructuralChecksSuite extends AnyFunSuite {
     val f = v1Dict
     val path = rewriteFooter(f.path, "footer-empty-row-group") { (m, _) =>
       val rg = m.getRow_groups.get(1)
+      m.setNum_rows(m.getNum_rows - rg.getNum_rows)
       rg.setNum_rows(0)
       rg.getColumns.forEach { c =>
         val md = c.getMeta_data
@@ -451,7 +475,7 @@ class StructuralChecksSuite extends AnyFunSuite {
     }
     val file = path.toFile
     val conf = new Configuration()
-    val open = FooterReader.open(conf, new HPath(file.getAbsolutePath), file.length, file.lastModified, 0, 4 * file.length)
+    val open = FooterReader.open(conf, new HPath(file.getAbsolutePath), file.length, file.lastModified, 0, file.length)
     val blocks = open.footer.getBlocks
     val expected = (0 until blocks.size).map(blocks.get(_).getRowCount).sum
     assert(blocks.size >= 2 && blocks.get(1).getRowCount == 0 && expected > 0)

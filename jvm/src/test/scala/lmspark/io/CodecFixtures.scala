@@ -15,6 +15,7 @@ import org.scalatest.Assertions
 
 import lmspark.column.{ColumnReadOptions, ColumnReader, ColumnReaderFactory}
 import lmspark.testutil.{ChunkBytes, LmFile, TestTypes}
+import lmspark.testutil.Sources
 
 /** Shared by the codec and checksum suites: the pyarrow fixtures and their CSV oracles (written by
   * `jvm/src/test/resources/gen_codec_fixtures.py`), the parquet-testing corpus, footer relabelling,
@@ -131,7 +132,7 @@ object CodecFixtures extends Assertions {
 
   /** A page source over chunk `(rowGroup, column)` of `lm`, read through the new API. */
   def pages(lm: LmFile, rowGroup: Int, column: Int, verifyChecksums: Boolean = false): PageSource =
-    PageSource.forChunk(lm.in, lm.chunk(rowGroup, column), lm.descriptor(column), lm.path.toString, verifyChecksums)
+    Sources.forChunk(lm.in, lm.chunk(rowGroup, column), lm.descriptor(column), lm.path.toString, verifyChecksums)
 
   /** Column `column` of row group `rowGroup` read with the factory's reader, batch by batch. */
   def readChunk(lm: LmFile, rowGroup: Int, column: Int, batch: Int = 97,

@@ -14,6 +14,7 @@ import lmspark.column.{ColumnReadOptions, ColumnReaderFactory, ParquetDecodeExce
 import lmspark.meta.PageIndexes
 import lmspark.selection.PageLocations
 import lmspark.testutil._
+import lmspark.testutil.Sources
 
 /** [[PageSource.forPages]] on its own: with every page kept it yields exactly what `forChunk`
   * yields; pruned pages carry only their offset-index row count and refuse anything but a skip;
@@ -63,12 +64,12 @@ class PageSourcePrunedSuite extends AnyFunSuite {
           val loc = locationsOf(lm, rg, col)
           val all = (0 until loc.pages).toArray
           val whole = drain(lm.pages(rg, col), _ => true)
-          val kept = PageSource.forPages(lm.in, chunk, lm.descriptor(col), f.path.toString, false, loc, all, 0L)
+          val kept = Sources.forPages(lm.in, chunk, lm.descriptor(col), f.path.toString, false, loc, all, 0L)
           assert(drain(kept, _ => true) == whole, s"$f col $col rg $rg")
           assert(kept.bytesRead == chunk.getTotalSize)
           // Every other page pruned: same rows, pruned pages have no bytes, and are not decompressed.
           val some = all.filter(_ % 2 == 0)
-          val pruned = PageSource.forPages(lm.in, chunk, lm.descriptor(col), f.path.toString, false, loc, some, 0L)
+          val pruned = Sources.forPages(lm.in, chunk, lm.descriptor(col), f.path.toString, false, loc, some, 0L)
           val got = drain(pruned, _ => true)
           val dict = if (whole.head._1 == "dictionary") 1 else 0
           assert(got.map(_._2) == whole.map(_._2))
@@ -92,7 +93,7 @@ class PageSourcePrunedSuite extends AnyFunSuite {
       val col = f.columns.indexWhere(_.name == "int32_req")
       val chunk = lm.chunk(0, col)
       val loc = locationsOf(lm, 0, col)
-      def source() = PageSource.forPages(lm.in, chunk, lm.descriptor(col), f.path.toString, false, loc, Array(0, 2), 0L)
+      def source() = Sources.forPages(lm.in, chunk, lm.descriptor(col), f.path.toString, false, loc, Array(0, 2), 0L)
       val ps = source()
       assert(ps.nextPage() && ps.currentPageType == PageType.DICTIONARY_PAGE)
       assert(ps.nextPage() && !ps.currentPageIsPruned && ps.currentPageRows == loc.endRow(0))
@@ -139,7 +140,7 @@ class PageSourcePrunedSuite extends AnyFunSuite {
       val sizes = (0 until n).map(i => (loc.byteEnd(i) - loc.byteOffset(i)).toInt).toArray
       def fails(l: PageLocations, kept: Array[Int], why: String): Unit = {
         val e = intercept[ParquetDecodeException] {
-          val ps = PageSource.forPages(lm.in, chunk, lm.descriptor(col), f.path.toString, false, l, kept, 0L)
+          val ps = Sources.forPages(lm.in, chunk, lm.descriptor(col), f.path.toString, false, l, kept, 0L)
           while (ps.nextPage()) ps.skipPage()
         }
         val m = e.getMessage
@@ -174,10 +175,10 @@ class PageSourcePrunedSuite extends AnyFunSuite {
       val in = new RecordingInputStream(new LocalInputFile(bad).newStream())
       try {
         val keep = (0 until loc.pages).filter(_ != 2).toArray
-        val ps = PageSource.forPages(in, lm.chunk(0, 0), lm.descriptor(0), bad.toString, true, loc, keep, 0L)
+        val ps = Sources.forPages(in, lm.chunk(0, 0), lm.descriptor(0), bad.toString, true, loc, keep, 0L)
         assert(drain(ps, _ => true).count(_._1 == "pruned") == 1)
         assert(!in.touched(loc.byteOffset(2), loc.byteEnd(2)))
-        val all = PageSource.forPages(in, lm.chunk(0, 0), lm.descriptor(0), bad.toString, true, loc,
+        val all = Sources.forPages(in, lm.chunk(0, 0), lm.descriptor(0), bad.toString, true, loc,
           (0 until loc.pages).toArray, 0L)
         val e = intercept[ParquetDecodeException](drain(all, _ => true))
         assert(e.getMessage.contains("CRC32 mismatch"), e.getMessage)

@@ -15,6 +15,7 @@ import lmspark.column.{ColumnReadOptions, ColumnReaderFactory, ParquetDecodeExce
 import lmspark.meta.PageIndexes
 import lmspark.selection.PageLocations
 import lmspark.testutil._
+import lmspark.testutil.Sources
 
 /** Bounded-window reading in [[PageSource]]: for windows from 1 byte (every page larger than the
   * window) to larger than the chunk, a walk with a seeded mix of reads and skips yields exactly the
@@ -99,7 +100,7 @@ class PageSourceWindowSuite extends AnyFunSuite {
               ArrayBuffer.empty)
             val in = new RecordingInputStream(new LocalInputFile(f.path).newStream())
             try {
-              val ps = PageSource.forChunk(in, chunk, lm.descriptor(col), f.path.toString, verifyChecksums = true,
+              val ps = Sources.forChunk(in, chunk, lm.descriptor(col), f.path.toString, verifyChecksums = true,
                 windowBytes = w)
               assert(ps.bytesRead == math.min(w.toLong, chunk.getTotalSize), s"$what: the first window is read at once")
               val held = ArrayBuffer.empty[Held]
@@ -137,7 +138,7 @@ class PageSourceWindowSuite extends AnyFunSuite {
           val start = chunk.getStartingPos
           val in = new RecordingInputStream(new LocalInputFile(f.path).newStream())
           try {
-            val ps = PageSource.forChunk(in, chunk, lm.descriptor(col), f.path.toString, windowBytes = 1)
+            val ps = Sources.forChunk(in, chunk, lm.descriptor(col), f.path.toString, windowBytes = 1)
             var n = 0
             while (ps.nextPage()) { ps.skipPage(); n += 1 }
             assert(n == pages.size)
@@ -160,7 +161,7 @@ class PageSourceWindowSuite extends AnyFunSuite {
         for (w <- Seq(chunk.getTotalSize.toInt, 100)) {
           val in = new RecordingInputStream(new LocalInputFile(f.path).newStream())
           try {
-            val first = PageSource.forChunk(in, chunk, lm.descriptor(col), f.path.toString, windowBytes = w)
+            val first = Sources.forChunk(in, chunk, lm.descriptor(col), f.path.toString, windowBytes = w)
             val pages = walk(first, _ => true, Long.MaxValue, ArrayBuffer.empty)
             first.close()
             val before = in.bytesRead
@@ -186,13 +187,13 @@ class PageSourceWindowSuite extends AnyFunSuite {
           val r = new Random(col * 131L + rg + (if (v2) 7 else 0))
           val kept = (0 until loc.pages).filter(_ => r.nextInt(3) != 0).toArray
           for (gap <- Seq(0L, 300L)) {
-            val whole = walk(PageSource.forPages(lm.in, chunk, lm.descriptor(col), f.path.toString, false, loc, kept, gap),
+            val whole = walk(Sources.forPages(lm.in, chunk, lm.descriptor(col), f.path.toString, false, loc, kept, gap),
               _ => true, Long.MaxValue, ArrayBuffer.empty)
             val ranges = lmspark.selection.ScanRanges.coalesce(loc, kept, gap)
             for (w <- Seq(1, 50, 999)) {
               val in = new RecordingInputStream(new LocalInputFile(f.path).newStream())
               try {
-                val ps = PageSource.forPages(in, chunk, lm.descriptor(col), f.path.toString, true, loc, kept, gap, w)
+                val ps = Sources.forPages(in, chunk, lm.descriptor(col), f.path.toString, true, loc, kept, gap, w)
                 assert(walk(ps, _ => true, Long.MaxValue, ArrayBuffer.empty) == whole, s"col $col rg $rg window $w")
                 assert(ps.bytesRead == in.bytesRead)
                 val allowed = (chunk.getStartingPos, loc.byteOffset(0)) +: (0 until ranges.size).map(i => (ranges.start(i), ranges.end(i)))
@@ -225,7 +226,7 @@ class PageSourceWindowSuite extends AnyFunSuite {
       Files.write(cut, java.util.Arrays.copyOf(all, (chunk.getStartingPos + chunk.getTotalSize / 2).toInt))
       val in = new LocalInputFile(cut).newStream()
       try {
-        val ps = PageSource.forChunk(in, chunk, lm.descriptor(col), cut.toString, windowBytes = 100)
+        val ps = Sources.forChunk(in, chunk, lm.descriptor(col), cut.toString, windowBytes = 100)
         val e = intercept[ParquetDecodeException] {
           while (ps.nextPage()) if (ps.currentPageType == PageType.DICTIONARY_PAGE) ps.readDictionaryPage() else ps.readDataPage()
         }
@@ -254,7 +255,7 @@ class PageSourceWindowSuite extends AnyFunSuite {
           val batch = SkipPattern.batchSizes(r.nextInt(SkipPattern.batchSizes.size))
           val v = new OnHeapColumnVector(batch, spec.sparkType)
           try {
-            val pages = PageSource.forChunk(lm.in, lm.chunk(rg, col), lm.descriptor(col), f.path.toString, windowBytes = w)
+            val pages = Sources.forChunk(lm.in, lm.chunk(rg, col), lm.descriptor(col), f.path.toString, windowBytes = w)
             val reader = ColumnReaderFactory.create(lm.descriptor(col), spec.sparkType, pages, lm.rowCount(rg),
               ColumnReadOptions())
             val ops = SkipPattern.ops(pattern, layout(rg)(col), batch, r.nextLong())

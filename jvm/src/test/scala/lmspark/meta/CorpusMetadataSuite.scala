@@ -18,6 +18,7 @@ import lmspark.column.{ChunkDictionary, ColumnReadOptions, ColumnReaderFactory, 
 import lmspark.io.{ChunkContext, CodecFixtures, PageSource}
 import lmspark.predicate.ColumnStats
 import lmspark.testutil._
+import lmspark.testutil.Sources
 
 /** The parquet-testing corpus: for every flat column lmspark reads, of every file parquet-java can
   * open, the chunk statistics, page indexes, bloom filters and dictionaries lmspark accepts are
@@ -94,7 +95,7 @@ class CorpusMetadataSuite extends AnyFunSuite with BeforeAndAfterAll {
                 case Right(loc) =>
                   accepted += "offset index" -> (accepted("offset index") + 1)
                   // Every page kept: the headers agree with the index and the rows are the same.
-                  val all = PageSource.forPages(lm.in, chunk, desc, lm.path.toString, false, loc, (0 until loc.pages).toArray, 0L)
+                  val all = Sources.forPages(lm.in, chunk, desc, lm.path.toString, false, loc, (0 until loc.pages).toArray, 0L)
                   val again = LmReading.readAll(ColumnReaderFactory.create(desc, t, all, rows, ColumnReadOptions()), t,
                     rows.toInt, 4096).map(LogicalFiles.toCatalyst(t, _))
                   assert(again.map(LogicalFiles.comparable) == vs.map(LogicalFiles.comparable), s"$file $what: rows via forPages")
@@ -116,7 +117,7 @@ class CorpusMetadataSuite extends AnyFunSuite with BeforeAndAfterAll {
               for (s <- stats) assert(!sv.bloomDeniesBounds(b, s), s"$file $what: bloom filter denies the bounds")
           }
           if (chunk.hasDictionaryPage) {
-            for (d <- ChunkDictionary.read(lm.in, chunk, desc, lm.path.toString, verifyChecksums = false); entries <- sv.dictionary(d)) {
+            for (d <- Sources.dictionary(lm.in, chunk, desc, lm.path.toString, verifyChecksums = false); entries <- sv.dictionary(d)) {
               val set = entries.map(LogicalFiles.comparable).toSet
               val present = vs.filter(_ != null).map(LogicalFiles.comparable).toSet
               if (ChunkDictionary.allPagesDictionaryEncoded(chunk))

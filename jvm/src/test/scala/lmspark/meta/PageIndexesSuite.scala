@@ -12,6 +12,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import lmspark.io.ChunkContext
 import lmspark.testutil._
+import lmspark.testutil.Sources
 
 /** Reading page indexes ([[PageIndexes.read]]) and checking an offset index against its chunk
   * ([[PageIndexes.locations]]): parquet-java's own indexes are read and accepted, with page rows
@@ -110,7 +111,7 @@ class PageIndexesSuite extends AnyFunSuite {
           // The pages read through it are the same rows.
           val all = (0 until loc.pages).toArray
           val a = LmReading.readAll(lmspark.column.ColumnReaderFactory.create(lm.descriptor(col), f.columns(col).spec.sparkType,
-            lmspark.io.PageSource.forPages(lm.in, quirk, lm.descriptor(col), f.path.toString, false, loc, all, 0L),
+            Sources.forPages(lm.in, quirk, lm.descriptor(col), f.path.toString, false, loc, all, 0L),
             lm.rowCount(0), lmspark.column.ColumnReadOptions()), f.columns(col).spec.sparkType, lm.rowCount(0).toInt, 100)
           assert(a == LmReading.readAll(lm.reader(0, col, f.columns(col).spec.sparkType), f.columns(col).spec.sparkType,
             lm.rowCount(0).toInt, 100))

@@ -31,7 +31,7 @@ final class LmFile(val path: Path) extends AutoCloseable {
     footer.getFileMetaData.getSchema.getColumns.asScala.indexWhere(_.getPath.mkString(".") == name)
 
   def pages(rowGroup: Int, column: Int): PageSource =
-    PageSource.forChunk(in, chunk(rowGroup, column), descriptor(column), path.toString)
+    Sources.forChunk(in, chunk(rowGroup, column), descriptor(column), path.toString)
 
   def reader(rowGroup: Int, column: Int, sparkType: DataType,
       options: ColumnReadOptions = ColumnReadOptions()): ColumnReader =

@@ -1,0 +1,40 @@
+package lmspark.scan
+
+import org.apache.parquet.column.ColumnDescriptor
+import org.apache.parquet.hadoop.metadata.BlockMetaData
+
+import lmspark.column.ChunkDictionary
+import lmspark.io.{ChunkContext, ChunkInput, PageSource}
+import lmspark.meta.OpenFile
+
+/** Opens the column chunks of one file split: the one place that says how a chunk is read. It
+  * names every chunk by the file's row-group index ([[OpenFile.rowGroupIndex]]), and chooses each
+  * page source: only some pages ([[PageSource.forPages]]) when a fetch leaves pages out, otherwise
+  * the whole chunk; either way starting past the dictionary page when the row group's plan holds
+  * that page decoded already (read for dictionary pruning), so no dictionary is read or decoded
+  * twice for one reader. */
+final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: Int) {
+
+  /** The context of leaf `descriptor`'s chunk in the split's `blockIndex`-th row group. */
+  def context(blockIndex: Int, descriptor: ColumnDescriptor): ChunkContext =
+    new ChunkContext(file.path.toString, descriptor.getPath.mkString("."), file.rowGroupIndex(blockIndex))
+
+  /** How leaf `descriptor`'s chunk is read in the split's `blockIndex`-th row group, starting past
+    * `dictionary` when it is given. */
+  def input(block: BlockMetaData, blockIndex: Int, descriptor: ColumnDescriptor,
+      dictionary: Option[ChunkDictionary.Loaded] = None): ChunkInput =
+    ChunkInput(file.stream, FileReadPlan.chunkOf(block, descriptor), context(blockIndex, descriptor),
+      settings.verifyChecksums, windowBytes, dictionary.fold(-1L)(_.end))
+
+  /** The page source of requested column `col` (leaf `descriptor`) in `rowGroup`: the pages `fetch`
+    * keeps when it leaves some out, else the whole chunk. */
+  def open(block: BlockMetaData, rowGroup: RowGroupPlan, col: Int, descriptor: ColumnDescriptor,
+      fetch: Option[ColumnFetch]): PageSource = {
+    val in = input(block, rowGroup.blockIndex, descriptor, rowGroup.dictionaries.get(col))
+    fetch match {
+      case Some(f) if f.pruned > 0 =>
+        PageSource.forPages(in, descriptor.getMaxRepetitionLevel == 0, f.locations, f.kept, settings.maxCoalesceGap)
+      case _ => PageSource.forChunk(in)
+    }
+  }
+}
