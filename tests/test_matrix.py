@@ -588,8 +588,8 @@ def test_ignore_missing_files(spark, tmp_path):
 
 def test_file_truncated_after_listing(spark, tmp_path):
     """A file truncated between listing and reading: vanilla Spark and lmspark both fail, lmspark
-    with an error naming the file; with ignoreCorruptFiles (which lmspark hands to Spark's reader)
-    the cut file is skipped and the answer is Spark's."""
+    with an error naming the file; with ignoreCorruptFiles, lmspark's scan skips the cut file and the
+    answer is Spark's."""
     folder = tmp_path / "truncated"
     for i in range(3):
         datagen.write(datagen.make_table(datagen.SUPPORTED_COLUMNS, 500, 950 + i, "some"), folder / f"f{i}.parquet")
@@ -611,7 +611,7 @@ def test_file_truncated_after_listing(spark, tmp_path):
             assert str(victim) in str(failure.value), str(failure.value)[:2000]
     # Spark's usual error: the same error class (e.g. FAILED_READ_FILE) with and without lmspark
     assert error_classes[0] and error_classes[0] == error_classes[1], error_classes
-    assert_same_answer(spark, fresh, common_conf={"spark.sql.files.ignoreCorruptFiles": "true"})
+    assert_same_answer_and_lm_used(spark, fresh, common_conf={"spark.sql.files.ignoreCorruptFiles": "true"})
 
 
 @pytest.mark.parametrize("batch", ["1", "4095", "100000"])

@@ -175,13 +175,12 @@ def test_declined_metadata_column(spark, flat):
     assert_same_answer(spark, make)
 
 
-def test_declined_ignore_corrupt_files(spark, flat, tmp_path):
+def test_ignore_corrupt_files_served(spark, flat, tmp_path):
+    """ignoreCorruptFiles (conf or read option) keeps LmParquetScan; corrupt files among good ones
+    (a garbage footer, a cut file) are skipped as Spark skips them, with Spark's answer."""
     settings = {"spark.sql.files.ignoreCorruptFiles": "true"}
     make = lambda s: s.read.parquet(str(flat)).select("c_int", "c_string")  # noqa: E731
-    _check_declined(spark, make, settings, reason_contains="ignoreCorruptFiles")
-    assert_same_answer(spark, make, common_conf=settings)
-    # A corrupt file among good ones (a garbage footer, a cut one): skipped as Spark skips it,
-    # with the reason for handing the scan to Spark in EXPLAIN.
+    assert_same_answer_and_lm_used(spark, make, common_conf=settings)
     mixed = tmp_path / "mixed"
     mixed.mkdir()
     for f in sorted(flat.glob("*.parquet")):
@@ -190,13 +189,9 @@ def test_declined_ignore_corrupt_files(spark, flat, tmp_path):
     (mixed / "g-garbage.parquet").write_bytes(b"PAR1" + bytes(range(256)) * 4 + b"\x10\x00\x00\x00PAR1")
     (mixed / "g-cut.parquet").write_bytes(good[: len(good) * 2 // 3])
     make_mixed = lambda s: s.read.schema(s.read.parquet(str(flat)).schema).parquet(str(mixed)).select("c_int", "c_string")  # noqa: E731
-    _check_declined(spark, make_mixed, settings, reason_contains="ignoreCorruptFiles")
-    assert_same_answer(spark, make_mixed, common_conf=settings)
-
-
-def test_declined_ignore_corrupt_files_option(spark, flat):
-    make = lambda s: s.read.option("ignoreCorruptFiles", "true").parquet(str(flat))  # noqa: E731
-    _check_declined(spark, make, reason_contains="ignoreCorruptFiles")
+    assert_same_answer_and_lm_used(spark, make_mixed, common_conf=settings)
+    option = lambda s: s.read.option("ignoreCorruptFiles", "true").schema(s.read.parquet(str(flat)).schema).parquet(str(mixed))  # noqa: E731
+    assert_same_answer_and_lm_used(spark, option)
 
 
 def test_declined_vectorized_reader_off(spark, flat):

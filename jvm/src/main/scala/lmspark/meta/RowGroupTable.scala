@@ -17,14 +17,16 @@ import lmspark.column.ParquetDecodeException
   * file's data is read by exactly one split; one whose range reaches past the data would be read by
   * none, its rows lost in silence. [[check]] rejects that, for every row group of the file whichever
   * split asks: each row group's `num_rows` is not negative; one holding rows has column chunks, and
-  * its range `[start, start + size)` lies in `[4, dataEnd)` (after the leading magic, before the
-  * footer); and the file's `num_rows` equals the sum of its row groups' (a file that declares rows
+  * its range `[start, start + size)` lies in `[0, dataEnd)` (inside the file, before the footer;
+  * not after the leading magic: writers that set the dictionary page offset to 0 make the rule
+  * start a row group at 0, and Spark reads such files); and the file's `num_rows` equals the sum of its row groups' (a file that declares rows
   * no row group holds has lost some). Violations are [[ParquetDecodeException]]s naming the file,
   * the row group (its index in the footer's list, the numbering of every lmspark message), its
   * declared range and the file's length. Pure: reads nothing. */
 object RowGroupTable {
 
-  /** Bytes of the leading `PAR1`. */
+  /** Bytes of the leading `PAR1`: where parquet-java's rule starts a first row group whose
+    * `file_offset` it does not trust. */
   private val Magic = 4L
 
   /** Where one row group says it lies: `start` and `size` as the midpoint rule reads them. */
@@ -49,9 +51,9 @@ object RowGroupTable {
       if (rows > 0) {
         val e = extents(i)
         if (e == null) bad(s"declares $rows rows but has no column chunks")
-        if (e.size < 0 || e.start < Magic || e.end > dataEnd || e.end < e.start)
+        if (e.size < 0 || e.start < 0 || e.end > dataEnd || e.end < e.start)
           bad(s"declares the byte range [${e.start}, ${e.end}) (its first column chunk's offset and its " +
-            s"total_compressed_size ${e.size}), which does not lie inside the file's data [$Magic, $dataEnd): no split " +
+            s"total_compressed_size ${e.size}), which does not lie inside the file's data [0, $dataEnd): no split " +
             s"of the file would read its $rows rows")
       }
       sum =

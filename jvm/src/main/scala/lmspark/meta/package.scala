@@ -6,8 +6,11 @@ package lmspark
  * Converting their values to Spark's is `lmspark.column.SparkValues`'s job.
  *
  * Files:
- *  - `FooterReader.scala`: opens a file and reads the footer of one split's row groups.
- *  - `FooterChecks.scala`: the structural fields of those row groups (chunk ranges, counts),
+ *  - `FooterReader.scala`: opens a file, reads its footer (one speculative tail read), and keeps the
+ *    row groups of one split (`OpenFile`, with the file's index of each).
+ *  - `RowGroupTable.scala`: the row-group table of the whole file, checked in every split so that
+ *    each row group holding rows is read by exactly one split; the midpoint rule.
+ *  - `FooterChecks.scala`: the footer fields of the column chunks a scan reads (ranges, counts),
  *    checked before use.
  *  - `PageIndexes.scala`: a chunk's column / offset index, and the offset index checked against the
  *    chunk as `lmspark.selection.PageLocations`.

@@ -105,7 +105,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate) extends Pa
     }
     if (!ignoreCorruptFiles) read
     else (file: PartitionedFile) => CorruptFileCounter.count(scanMetrics.filesSkippedCorrupt)(
-      new CorruptFileCounter(read(file), scanMetrics.filesSkippedCorrupt))
+      new CorruptFileCounter(read(file), scanMetrics.filesSkippedCorrupt).asInstanceOf[Iterator[InternalRow]])
   }
 }
 
@@ -115,11 +115,13 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate) extends Pa
  * warning is logged); lmspark's reader only has to throw. This wrapper counts those files in the
  * `filesSkippedCorrupt` metric: it rethrows every error unchanged, after counting one that Spark
  * will skip the file for ([[SparkInternals.skippedAsCorrupt]]). A file's reader fails at most once.
+ * Its elements are `ColumnarBatch`es (typed `InternalRow` by Spark's interface, as the readers'
+ * iterators are), so it is typed `AnyRef`: no cast may touch them.
  */
-private final class CorruptFileCounter(inner: Iterator[InternalRow], skipped: SQLMetric)
-    extends Iterator[InternalRow] with Closeable {
+private final class CorruptFileCounter(inner: Iterator[AnyRef], skipped: SQLMetric)
+    extends Iterator[AnyRef] with Closeable {
   override def hasNext: Boolean = CorruptFileCounter.count(skipped)(inner.hasNext)
-  override def next(): InternalRow = CorruptFileCounter.count(skipped)(inner.next())
+  override def next(): AnyRef = CorruptFileCounter.count(skipped)(inner.next())
   override def close(): Unit = inner match {
     case c: Closeable => c.close()
     case _ =>

@@ -9,7 +9,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import lmspark.testutil.TestFiles
 
 /**
- * The byte-level fuzz test of issue 8: valid seed files ([[FuzzSeeds]]) are mutated ([[Mutator]])
+ * The byte-level fuzz test: valid seed files ([[FuzzSeeds]]) are mutated ([[Mutator]])
  * and every mutant is read in a child process with a time and memory limit ([[FuzzRunner]],
  * [[FuzzChild]]) by lmspark and by two references, vanilla Spark's vectorized reader and
  * parquet-java's record reader.
@@ -21,13 +21,20 @@ import lmspark.testutil.TestFiles
  * reached). Failures: `hang`, `crash`, `oom`, `different-rows` (rows matching no reference),
  * `rows-but-every-reference-failed`, `error-without-file`.
  *
- * `LMSPARK_FUZZ_MUTANTS` (default 300) and `LMSPARK_FUZZ_SEED` set the run's size and seed;
+ * A second run mutates only the footer's row-group table ([[Mutator.mutateRowGroupTable]]): there
+ * the seed's row count is the truth, and lmspark returning another count without an error fails
+ * the test even when a reference returns that count too (`row-count-not-the-seeds`).
+ *
+ * `LMSPARK_FUZZ_MUTANTS` (default 300), `LMSPARK_FUZZ_FOOTER_MUTANTS` (default 150) and
+ * `LMSPARK_FUZZ_SEED` set the runs' sizes and seed;
  * `LMSPARK_FUZZ_ONLY=3,17` runs only those mutant numbers. The counts per outcome and one line per
- * failing mutant go to `target/fuzz-outcomes.md`, the failing mutants to `target/fuzz-failures/`.
+ * failing mutant go to `target/fuzz-outcomes.md` and `target/fuzz-footer-outcomes.md`, the failing
+ * mutants to `target/fuzz-failures-<run>/`.
  */
 class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   private val mutantCount = sys.env.get("LMSPARK_FUZZ_MUTANTS").map(_.trim.toInt).getOrElse(300)
+  private val footerMutantCount = sys.env.get("LMSPARK_FUZZ_FOOTER_MUTANTS").map(_.trim.toInt).getOrElse(150)
   private val runSeed = sys.env.get("LMSPARK_FUZZ_SEED").map(_.trim.toLong).getOrElse(20261122L)
   private val only: Option[Set[Int]] =
     sys.env.get("LMSPARK_FUZZ_ONLY").filter(_.trim.nonEmpty).map(_.split(",").map(_.trim.toInt).toSet)
@@ -80,8 +87,14 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(c(ReadResult("ERROR", s"x: bad page (file $p, column a, row group 0)"), rowsA, rowsA) == "error-naming-file")
     assert(c(ReadResult("ERROR", "x: in m00001-seed.parquet"), failed, failed) == "error-naming-file")
     assert(c(ReadResult("ERROR", "java.lang.ArrayIndexOutOfBoundsException: 5"), failed, failed) == "error-without-file")
+    // With the seed's row count as the truth, the references' agreement does not save a wrong count.
+    val seedRows = Some(10L)
+    assert(FuzzSuite.classify(p, Map("lm" -> rowsA, "spark" -> rowsA, "pq" -> rowsA), seedRows) == "same-as-reference")
+    assert(FuzzSuite.classify(p, Map("lm" -> ReadResult("ROWS", "cccc 0"), "spark" -> ReadResult("ROWS", "cccc 0")), seedRows) ==
+      "row-count-not-the-seeds")
     assert(FuzzSuite.outcomes.filterNot(FuzzSuite.allowed) ==
-      Seq("hang", "crash", "oom", "different-rows", "rows-but-every-reference-failed", "error-without-file"))
+      Seq("hang", "crash", "oom", "different-rows", "rows-but-every-reference-failed", "error-without-file",
+        "row-count-not-the-seeds"))
   }
 
   test("the runner reports a crash, a hang and an OOM of a child as such, and carries on with the next read") {
@@ -98,33 +111,46 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test("mutants of the seeds: rows equal to a reference's or an error naming the file, never a hang, crash or OOM") {
+    runMutants("mutants", mutantCount, "fuzz-outcomes.md", truth = false)(Mutator.mutate)
+  }
+
+  test("mutants of the row-group table: the seed's rows or an error naming the file, never rows lost in silence") {
+    runMutants("footer-mutants", footerMutantCount, "fuzz-footer-outcomes.md", truth = true)(Mutator.mutateRowGroupTable)
+  }
+
+  /** Makes `count` mutants of the agreeing seeds with `mutate`, reads each with every reader in
+    * child processes, classifies lmspark's outcome (with `truth`, a row count other than the seed's
+    * is a failure even when a reference gives it too), writes the counts per outcome to
+    * `target/<report>`, and fails on any failing outcome. */
+  private def runMutants(name: String, count: Int, report: String, truth: Boolean)(mutate: (FileLayout, Long) => Mutant): Unit = {
     val usable = seeds.filter(agreeing)
     assert(usable.nonEmpty)
     val layouts = usable.map(p => new FileLayout(Files.readAllBytes(p)))
-    val mutantDir = Files.createDirectories(dir.resolve("mutants"))
-    final case class Made(index: Int, seed: Long, from: Path, path: Path, description: String)
-    val made = (0 until mutantCount).filter(i => only.forall(_.contains(i))).map { i =>
+    val seedRows = usable.map(p => rowCount(seedResults(p)("lm")))
+    val mutantDir = Files.createDirectories(dir.resolve(name))
+    final case class Made(index: Int, seed: Long, from: Int, path: Path, description: String)
+    val made = (0 until count).filter(i => only.forall(_.contains(i))).map { i =>
       val k = i % usable.size
       val mseed = runSeed * 1000003L + i
-      val m = Mutator.mutate(layouts(k), mseed)
-      val name = usable(k).getFileName.toString.stripSuffix(".parquet")
-      val path = mutantDir.resolve(f"m$i%05d-$name.parquet")
+      val m = mutate(layouts(k), mseed)
+      val base = usable(k).getFileName.toString.stripSuffix(".parquet")
+      val path = mutantDir.resolve(f"m$i%05d-$base.parquet")
       Files.write(path, m.bytes)
-      Made(i, mseed, usable(k), path, m.description)
+      Made(i, mseed, k, path, m.description)
     }
     val started = System.nanoTime()
-    val (results, errors) = FuzzRunner.run(made.map(_.path), workers, stallSeconds, dir.resolve("logs-mutants"))
+    val (results, errors) = FuzzRunner.run(made.map(_.path), workers, stallSeconds, dir.resolve(s"logs-$name"))
     val seconds = (System.nanoTime() - started) / 1e9
     assert(errors.isEmpty, errors.mkString("\n"))
 
     val classified = made.map { m =>
       val r = results.getOrElse(m.path, Map.empty)
-      (m, FuzzSuite.classify(m.path, r), r)
+      (m, FuzzSuite.classify(m.path, r, if (truth) Some(seedRows(m.from)) else None), r)
     }
     val counts = classified.groupBy(_._2).map { case (o, xs) => o -> xs.size }
     val failing = classified.filterNot(c => FuzzSuite.allowed(c._2))
 
-    val failDir = Paths.get("target", "fuzz-failures")
+    val failDir = Paths.get("target", s"fuzz-failures-$name")
     TestFiles.deleteRecursively(failDir)
     if (failing.nonEmpty) Files.createDirectories(failDir)
     failing.foreach { case (m, _, _) =>
@@ -137,42 +163,47 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
     def show(r: Map[String, ReadResult], reader: String, limit: Int): String =
       r.get(reader).fold("none") { x => val t = x.toString; if (t.length > limit) t.take(limit) + "..." else t }
     val lines = failing.map { case (m, o, r) =>
-      s"- mutant ${m.index} (mutation seed ${m.seed}, seed file ${m.from.getFileName}): ${m.description} -> **$o**; " +
+      s"- mutant ${m.index} (mutation seed ${m.seed}, seed file ${usable(m.from).getFileName}): ${m.description} -> **$o**; " +
         s"lm: ${show(r, "lm", 2000)}; spark: ${show(r, "spark", 300)}; pq: ${show(r, "pq", 300)}"
     }
-    val report = (Seq(
-      "# Fuzz outcomes",
+    val text = (Seq(
+      s"# Fuzz outcomes: $name",
       "",
-      s"$mutantCount mutants (run seed $runSeed${only.fold("")(o => s", only ${o.toSeq.sorted.mkString(",")}")}) of " +
-        f"${usable.size} seed files, read in $seconds%.0f s by $workers children at a time.",
+      s"$count mutants (run seed $runSeed${only.fold("")(o => s", only ${o.toSeq.sorted.mkString(",")}")}) of " +
+        f"${usable.size} seed files, read in $seconds%.0f s by $workers children at a time" +
+        (if (truth) "; a row count other than the seed's is a failure." else "."),
       "",
       "| outcome | mutants | |",
       "|---|---|---|") ++ table ++ Seq(
       "",
-      s"Failing mutants (copied to target/fuzz-failures/; rerun one with LMSPARK_FUZZ_SEED=$runSeed " +
+      s"Failing mutants (copied to $failDir/; rerun one with LMSPARK_FUZZ_SEED=$runSeed " +
         "LMSPARK_FUZZ_ONLY=<n>):",
       if (lines.isEmpty) "none" else lines.mkString("\n"),
       "",
       s"Seed files: $seedsText",
       "")).mkString("\n")
     Files.createDirectories(Paths.get("target"))
-    Files.write(Paths.get("target", "fuzz-outcomes.md"), report.getBytes(StandardCharsets.UTF_8))
+    Files.write(Paths.get("target", report), text.getBytes(StandardCharsets.UTF_8))
     info(table.mkString("\n"))
     info(f"${made.size} mutants read in $seconds%.0f s")
-    assert(failing.isEmpty, s"${failing.size} mutants failed (see target/fuzz-outcomes.md):\n${lines.mkString("\n")}")
+    assert(failing.isEmpty, s"${failing.size} mutants failed (see target/$report):\n${lines.mkString("\n")}")
   }
+
+  private def rowCount(r: ReadResult): Long = r.detail.trim.split(" ").last.toLong
 }
 
 object FuzzSuite {
 
   val outcomes: Seq[String] = Seq("same-as-reference", "error-naming-file", "handed-to-spark", "schema-not-inferable",
-    "hang", "crash", "oom", "different-rows", "rows-but-every-reference-failed", "error-without-file")
+    "hang", "crash", "oom", "different-rows", "rows-but-every-reference-failed", "error-without-file",
+    "row-count-not-the-seeds")
 
   def allowed(outcome: String): Boolean =
     Set("same-as-reference", "error-naming-file", "handed-to-spark", "schema-not-inferable")(outcome)
 
-  /** lmspark's outcome on one mutant, from the readers' results. */
-  def classify(path: Path, r: Map[String, ReadResult]): String = r.get("lm") match {
+  /** lmspark's outcome on one mutant, from the readers' results; with `seedRows`, rows whose count
+    * is not the seed's are lost (or invented) in silence, whatever the references say. */
+  def classify(path: Path, r: Map[String, ReadResult], seedRows: Option[Long] = None): String = r.get("lm") match {
     case None => "crash"
     case Some(lm) => lm.kind match {
       case "HANG" => "hang"
@@ -183,6 +214,7 @@ object FuzzSuite {
         else "error-without-file"
       case "FALLBACK" => "handed-to-spark"
       case "NOSCHEMA" => "schema-not-inferable"
+      case "ROWS" if seedRows.exists(_ != lm.detail.trim.split(" ").last.toLong) => "row-count-not-the-seeds"
       case "ROWS" =>
         val references = Seq("spark", "pq").flatMap(r.get).filter(_.kind == "ROWS")
         if (references.exists(_.detail == lm.detail)) "same-as-reference"

@@ -235,6 +235,81 @@ object Mutator {
     Mutant(withFooter(layout, footer, footer.length), s"footer: ${f.name} $before -> $v ($what)")
   }
 
+  /** A seeded mutation of the footer's row-group table (the footer re-serialised, the data bytes
+    * unchanged): one row group's column chunks moved past the end of the file, or made to overlap
+    * the next row group; the `num_rows` of a row group or of the file changed; the row groups
+    * reordered; a row group's `total_byte_size` or `total_compressed_size` zeroed or made huge.
+    * The mutant's rows must be the seed's, or its read an error naming the file. */
+  def mutateRowGroupTable(layout: FileLayout, seed: Long): Mutant = {
+    val r = new Random(seed)
+    val m = layout.readFooter()
+    val groups = m.getRow_groups
+    val g = r.nextInt(groups.size)
+    val rg = groups.get(g)
+    val chunks = rg.getColumns.asScala.filter(_.isSetMeta_data).toIndexedSeq
+    def start(md: ColumnMetaData): Long =
+      if (md.isSetDictionary_page_offset && md.getDictionary_page_offset > 0 && md.getDictionary_page_offset < md.getData_page_offset)
+        md.getDictionary_page_offset
+      else md.getData_page_offset
+    def moveTo(md: ColumnMetaData, to: Long): Unit = {
+      val delta = to - start(md)
+      if (md.isSetDictionary_page_offset && md.getDictionary_page_offset > 0) md.setDictionary_page_offset(md.getDictionary_page_offset + delta)
+      md.setData_page_offset(md.getData_page_offset + delta)
+    }
+    val what = r.nextInt(9) match {
+      case 0 if chunks.nonEmpty =>
+        val c = r.nextInt(chunks.size)
+        val to = layout.footerStart.toLong + 1 + r.nextInt(1 << 20)
+        moveTo(chunks(c).getMeta_data, to)
+        s"row group $g column $c moved to $to (past the data)"
+      case 1 =>
+        val k = 2 + r.nextInt(1000)
+        chunks.foreach(c => c.getMeta_data.setTotal_compressed_size(c.getMeta_data.getTotal_compressed_size * k))
+        if (rg.isSetTotal_compressed_size) rg.setTotal_compressed_size(rg.getTotal_compressed_size * k)
+        s"row group $g: every chunk's and the row group's total_compressed_size times $k"
+      case 2 if chunks.nonEmpty && g + 1 < groups.size =>
+        val next = groups.get(g + 1).getColumns.asScala.filter(_.isSetMeta_data).map(c => start(c.getMeta_data))
+        val c = r.nextInt(chunks.size)
+        if (r.nextBoolean() && next.nonEmpty) {
+          moveTo(chunks(c).getMeta_data, next.head)
+          s"row group $g column $c moved onto row group ${g + 1}'s first chunk"
+        } else {
+          val md = chunks(c).getMeta_data
+          val grow = 1 + r.nextInt(4096)
+          md.setTotal_compressed_size(md.getTotal_compressed_size + grow)
+          s"row group $g column $c's total_compressed_size grown by $grow (into what follows)"
+        }
+      case 3 | 4 =>
+        val before = rg.getNum_rows
+        val (v, how) = i64Value(r, before)
+        rg.setNum_rows(v)
+        if (r.nextBoolean()) { m.setNum_rows(m.getNum_rows - before + v); s"row group $g num_rows $before -> $v ($how), file num_rows follows" }
+        else s"row group $g num_rows $before -> $v ($how)"
+      case 5 =>
+        val before = m.getNum_rows
+        val (v, how) = i64Value(r, before)
+        m.setNum_rows(v)
+        s"file num_rows $before -> $v ($how)"
+      case 6 if groups.size > 1 =>
+        val order = r.shuffle(groups.asScala.toIndexedSeq)
+        m.setRow_groups(new java.util.ArrayList(order.asJava))
+        s"row groups reordered"
+      case 7 =>
+        val (v, how) = if (r.nextBoolean()) (0L, "zero") else (1L << (31 + r.nextInt(32)), "huge")
+        rg.setTotal_byte_size(v)
+        s"row group $g total_byte_size -> $v ($how)"
+      case _ =>
+        val (v, how) = if (r.nextBoolean()) (0L, "zero") else (1L << (20 + r.nextInt(40)), "huge")
+        val before = if (rg.isSetTotal_compressed_size) rg.getTotal_compressed_size.toString else "unset"
+        rg.setTotal_compressed_size(v)
+        s"row group $g total_compressed_size $before -> $v ($how)"
+    }
+    val out = new ByteArrayOutputStream()
+    Util.writeFileMetaData(m, out)
+    val footer = out.toByteArray
+    Mutant(withFooter(layout, footer, footer.length), s"row-group table: $what")
+  }
+
   private def footerLengthField(layout: FileLayout, r: Random): Mutant = {
     val (v, what) = i32Value(r, layout.footerLength)
     val footer = java.util.Arrays.copyOfRange(layout.bytes, layout.footerStart, layout.footerStart + layout.footerLength)

@@ -97,13 +97,11 @@ class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
     checkSparkAnswer(q)
   }
 
-  test("ignoreCorruptFiles is declined with a reason, as session conf and as read option") {
+  test("ignoreCorruptFiles is served by lmspark's scan, as session conf and as read option") {
     withConf("spark.sql.files.ignoreCorruptFiles" -> "true") {
-      val (_, reasons) = declined(flat)
-      assert(reasons.exists(_.contains("ignoreCorruptFiles")), reasons)
+      checkSparkAnswerAndLmUsed(flat)
     }
-    val (_, reasons) = declined(spark.read.option("ignoreCorruptFiles", "true").parquet(flatPath))
-    assert(reasons.exists(_.contains("ignoreCorruptFiles")), reasons)
+    checkSparkAnswerAndLmUsed(spark.read.option("ignoreCorruptFiles", "true").parquet(flatPath))
   }
 
   test("encryption and a disabled vectorized reader are declined with reasons") {

@@ -177,6 +177,31 @@ class PruningIoSuite extends AnyFunSuite with LmSparkSession {
     assert(metric(df, LmMetrics.PrunedByStatistics) == metric(df, LmMetrics.RowGroupsTotal))
   }
 
+  test("a dictionary page read for dictionary pruning is read and decoded once: the readers start past it") {
+    // v = id * 7 % 1000: every value in every row group, so the dictionary of v cannot exclude a
+    // row group for v = 500, and its reader needs the same dictionary.
+    withConf("spark.lmspark.pageIndex.enabled" -> "false") {
+      val df = spark.read.parquet(recordingPath).where("v = 500").select("id", "v")
+      RecordingFileSystem.clear()
+      df.collect()
+      // Not the footer's tail read (which, from the end of the file, may cover the last chunks).
+      val reads = RecordingFileSystem.reads(file.getAbsolutePath).filter(_.end != file.length())
+      val reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(file.getAbsolutePath), new Configuration()))
+      val regions = try reader.getFooter.getBlocks.asScala.map { b =>
+        val c = b.getColumns.asScala.find(_.getPath.toDotString == "v").get
+        assert(c.hasDictionaryPage && c.getFirstDataPageOffset > c.getStartingPos, "v is dictionary-encoded")
+        Range(c.getStartingPos, c.getFirstDataPageOffset)
+      } finally reader.close()
+      assert(metric(df, LmMetrics.PrunedByDictionary) == 0 && metric(df, LmMetrics.RowGroupsRead) == regions.size)
+      regions.foreach { region =>
+        // Every byte of the dictionary region is read exactly once.
+        val bytesRead = reads.map(r => math.max(0L, math.min(r.end, region.end) - math.max(r.offset, region.start))).sum
+        assert(bytesRead == region.end - region.start, s"dictionary region $region: reads ${reads.filter(region.overlaps)}")
+      }
+      checkSparkAnswerAndLmUsed(spark.read.parquet(file.getAbsolutePath).where("v = 500").select("id", "v"))
+    }
+  }
+
   test("without the page index, a row group is read whole but others are still pruned by statistics") {
     withConf("spark.lmspark.pageIndex.enabled" -> "false") {
       val df = spark.read.parquet(recordingPath).where("id >= 100000 AND id < 103000")
