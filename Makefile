@@ -85,10 +85,12 @@ bench-selection: venv-bench
 	$(SBT) "Test/runMain lmspark.selection.bench.SelectionBench benchmarks/selection $(BENCH_SELECTION_ARGS)" < /dev/null
 	$(PY) benchmarks/selection/plot.py benchmarks/selection
 
-# The byte-level fuzz test alone, longer than in `make test` (300 mutants): e.g.
-# make fuzz FUZZ_MUTANTS=5000 FUZZ_SEED=7. Outcomes go to target/fuzz-outcomes.md.
+# The fuzz tests alone, longer than in `make test` (300 byte-level and 150 row-group-table mutants):
+# e.g. make fuzz FUZZ_MUTANTS=5000 FUZZ_FOOTER_MUTANTS=2000 FUZZ_SEED=7. Outcomes go to
+# target/fuzz-outcomes.md and target/fuzz-footer-outcomes.md.
 FUZZ_MUTANTS ?= 2000
+FUZZ_FOOTER_MUTANTS ?= 1000
 FUZZ_SEED ?= 20261122
 .PHONY: fuzz
 fuzz:
-	LMSPARK_FUZZ_MUTANTS=$(FUZZ_MUTANTS) LMSPARK_FUZZ_SEED=$(FUZZ_SEED) $(SBT) "testOnly lmspark.fuzz.*" < /dev/null
+	LMSPARK_FUZZ_MUTANTS=$(FUZZ_MUTANTS) LMSPARK_FUZZ_FOOTER_MUTANTS=$(FUZZ_FOOTER_MUTANTS) LMSPARK_FUZZ_SEED=$(FUZZ_SEED) $(SBT) "testOnly lmspark.fuzz.*" < /dev/null

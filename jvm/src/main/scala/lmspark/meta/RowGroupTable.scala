@@ -16,7 +16,8 @@ import lmspark.column.ParquetDecodeException
   * of the chunks' sizes when that is unset). So a row group whose declared range lies inside the
   * file's data is read by exactly one split; one whose range reaches past the data would be read by
   * none, its rows lost in silence. [[check]] rejects that, for every row group of the file whichever
-  * split asks: each row group's `num_rows` is not negative; one holding rows has column chunks, and
+  * split asks: each row group's `num_rows` is not negative; one without rows has no chunk holding
+  * values (every row has a value or null in every leaf); one holding rows has column chunks, and
   * its range `[start, start + size)` lies in `[0, dataEnd)` (inside the file, before the footer;
   * not after the leading magic: writers that set the dictionary page offset to 0 make the rule
   * start a row group at 0, and Spark reads such files); and the file's `num_rows` equals the sum of its row groups' (a file that declares rows
@@ -48,6 +49,13 @@ object RowGroupTable {
         throw new ParquetDecodeException(s"malformed footer: row group $i $what (file $path, row group $i, " +
           s"file length $fileSize bytes)")
       if (rows < 0) bad(s"has a negative num_rows ($rows)")
+      if (rows == 0) {
+        // Every row has at least one value (or null) in every leaf, so a row group without rows has
+        // none; one whose chunk holds values has lost its row count, and nobody would read them.
+        val full = rg.getColumns.asScala.find(c => c.isSetMeta_data && c.getMeta_data.getNum_values > 0)
+        full.foreach(c => bad(s"declares no rows but its chunk of ${c.getMeta_data.getPath_in_schema.asScala.mkString(".")} " +
+          s"holds ${c.getMeta_data.getNum_values} values: no split would read them"))
+      }
       if (rows > 0) {
         val e = extents(i)
         if (e == null) bad(s"declares $rows rows but has no column chunks")

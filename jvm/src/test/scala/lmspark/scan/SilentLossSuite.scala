@@ -121,13 +121,19 @@ class SilentLossSuite extends AnyFunSuite with LmSparkSession {
     }
   }
 
-  test("a file declaring more (or fewer) rows than its row groups hold: an error naming the file") {
+  test("a file declaring more (or fewer) rows than its row groups hold, or a row group none: an error naming the file") {
     for ((tag, delta) <- Seq("more" -> 1000L, "fewer" -> -1L)) {
       val d = edited(four, s"four-num-rows-$tag")(s => s.footer.setNum_rows(s.footer.getNum_rows + delta))
       lmFails(s"file num_rows ${if (delta > 0) "+" else ""}$delta", d, s"num_rows is ${4000 + delta}", "4 row groups hold 4000 rows")(
         spark.read.parquet(d))
     }
-    // A row group dropped from the table: the file still declares its rows.
+    // A row group whose row count is zeroed, the file's following: its chunks still hold its values.
+    val emptied = edited(four, "four-row-group-emptied") { s =>
+      s.footer.getRow_groups.get(2).setNum_rows(0)
+      s.footer.setNum_rows(3000)
+    }
+    lmFails("a row group's num_rows zeroed", emptied, "row group 2", "declares no rows")(spark.read.parquet(emptied))
+        // A row group dropped from the table: the file still declares its rows.
     val lost = edited(four, "four-row-group-lost")(s => s.footer.getRow_groups.remove(2))
     lmFails("a row group removed from the table", lost, "num_rows is 4000", "3 row groups hold 3000 rows")(
       spark.read.parquet(lost).groupBy().count())
