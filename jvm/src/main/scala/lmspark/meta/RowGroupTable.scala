@@ -20,8 +20,9 @@ import lmspark.column.ParquetDecodeException
   * values (every row has a value or null in every leaf); one holding rows has column chunks, and
   * its range `[start, start + size)` lies in `[0, dataEnd)` (inside the file, before the footer;
   * not after the leading magic: writers that set the dictionary page offset to 0 make the rule
-  * start a row group at 0, and Spark reads such files); and the file's `num_rows` equals the sum of its row groups' (a file that declares rows
-  * no row group holds has lost some). Violations are [[ParquetDecodeException]]s naming the file,
+  * start a row group at 0, and Spark reads such files); and the file's `num_rows` equals the sum
+  * of its row groups' (a file that declares rows no row group holds has lost some), unless it is 0,
+  * which early writers left unset. Violations are [[ParquetDecodeException]]s naming the file,
   * the row group (its index in the footer's list, the numbering of every lmspark message), its
   * declared range and the file's length. Pure: reads nothing. */
 object RowGroupTable {
@@ -68,7 +69,9 @@ object RowGroupTable {
         try Math.addExact(sum, rows)
         catch { case _: ArithmeticException => bad(s"makes the row groups' num_rows overflow") }
     }
-    if (meta.getNum_rows != sum)
+    // 0 is how early writers left the field unset (parquet-rs 0.3: the corpus's
+    // repeated_no_annotation.parquet declares 0 rows and holds 6); it declares no rows to lose.
+    if (meta.getNum_rows != sum && meta.getNum_rows != 0)
       throw new ParquetDecodeException(s"malformed footer: the file's num_rows is ${meta.getNum_rows} but its " +
         s"${groups.size} row groups hold $sum rows (file $path, file length $fileSize bytes)")
     extents

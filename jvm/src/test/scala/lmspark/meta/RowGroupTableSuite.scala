@@ -147,6 +147,10 @@ class RowGroupTableSuite extends AnyFunSuite {
     val (none, _) = three()
     none.setRow_groups(new java.util.ArrayList[RowGroup]())
     expectError(none, dataEnd, "num_rows is 300", "0 row groups hold 0 rows")
+    // 0 is an unset count (parquet-rs 0.3 wrote it): nothing is declared, nothing can be lost.
+    val (unset, _) = three()
+    unset.setNum_rows(0)
+    assert(RowGroupTable.check(unset, path, dataEnd + FooterBytes + 8, dataEnd).length == 3)
     val (negative, _) = three()
     negative.getRow_groups.get(1).setNum_rows(-5)
     negative.setNum_rows(195)
