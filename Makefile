@@ -1,39 +1,55 @@
 # lmspark: the two commands are `make test` and `make demo`; both set everything up first.
+# Every target works on one Spark line: LINE=3.5|4.0|4.1|4.2|4.3 (project/spark-lines.txt), 4.3 by
+# default. Each line has its own virtualenv (.cache/venv-spark<line>, with that line's pyspark,
+# whose jars the build compiles against), its own sbt outputs and its own jar.
 SHELL := /bin/bash
 PYTHON ?= python3
-VENV := .venv
+LINE ?= 4.3
+LINES := $(shell awk '!/^\#/ && NF {print $$1}' project/spark-lines.txt)
+SPARK_VERSION := $(shell awk -v l=$(LINE) '!/^\#/ && $$1 == l {print $$2}' project/spark-lines.txt)
+SCALA_BINARY := $(shell awk -v l=$(LINE) '!/^\#/ && $$1 == l {split($$3, v, "."); print v[1] "." v[2]}' project/spark-lines.txt)
+ifeq ($(SPARK_VERSION),)
+$(error unknown LINE=$(LINE); the lines are $(LINES))
+endif
+VENV := .cache/venv-spark$(LINE)
 PY := $(VENV)/bin/python
 VERSION := $(shell cat python/lmspark/VERSION)
-JAR := python/lmspark/jars/lmspark-$(VERSION).jar
-SBT := ./sbtw
+JAR_NAME := lmspark-spark$(LINE)_$(SCALA_BINARY)-$(VERSION).jar
+JAR := python/lmspark/jars/$(JAR_NAME)
+SBT := ./sbtw -Dlmspark.line=$(LINE)
 
 .PHONY: all venv venv-bench jar test test-jvm test-py demo bench docs clean
 
 all: jar
 
-$(VENV)/.installed: python/requirements-dev.txt python/pyproject.toml
+$(VENV)/.installed: python/requirements-dev.txt python/pyproject.toml project/spark-lines.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r python/requirements-dev.txt
+	$(PY) -m pip install -q pyspark==$(SPARK_VERSION) -r python/requirements-dev.txt
 	$(PY) -m pip install -q -e ./python
 	touch $@
 
 venv: $(VENV)/.installed
 
-# Builds the jar and ships it inside the Python package.
-jar:
+# Builds the line's jar and ships it inside the Python package (beside the other lines' jars).
+jar: venv
 	$(SBT) package < /dev/null
 	mkdir -p python/lmspark/jars
-	rm -f python/lmspark/jars/*.jar
-	cp target/lmspark-$(VERSION).jar $(JAR)
+	cp target/jars/$(JAR_NAME) $(JAR)
 
-# Every test: scalatest under sbt, then pytest against real PySpark sessions.
+# Every line's jar.
+.PHONY: jars
+jars:
+	for l in $(LINES); do $(MAKE) --no-print-directory jar LINE=$$l || exit 1; done
+
+# Every test of one line (4.3 unless LINE says otherwise): scalatest under sbt, then pytest against
+# real PySpark sessions.
 test: venv venv-bench
 	$(SBT) test package < /dev/null
-	mkdir -p python/lmspark/jars && rm -f python/lmspark/jars/*.jar && cp target/lmspark-$(VERSION).jar $(JAR)
+	mkdir -p python/lmspark/jars && cp target/jars/$(JAR_NAME) $(JAR)
 	$(PY) -m pytest -q tests
 
-test-jvm:
+test-jvm: venv
 	$(SBT) test < /dev/null
 
 # Long tests, kept out of `make test`: one target per test, all run by `make test-long`.
@@ -71,7 +87,7 @@ bench: venv jar venv-bench
 	$(PY) -m lmspark.bench $(BENCH_ARGS)
 
 # Regenerates the README config table and python/lmspark/conf.py from LmConf.scala.
-docs:
+docs: venv
 	$(SBT) "runMain lmspark.LmConfDocs ." < /dev/null
 
 clean:
@@ -81,7 +97,7 @@ clean:
 # decoders (see SelectionBench). Writes benchmarks/selection/results.{csv,md} and chart.png. Options via
 # BENCH_SELECTION_ARGS, e.g. make bench-selection BENCH_SELECTION_ARGS="reps=5 rows=262144".
 .PHONY: bench-selection
-bench-selection: venv-bench
+bench-selection: venv venv-bench
 	$(SBT) "Test/runMain lmspark.selection.bench.SelectionBench benchmarks/selection $(BENCH_SELECTION_ARGS)" < /dev/null
 	$(PY) benchmarks/selection/plot.py benchmarks/selection
 
@@ -92,5 +108,5 @@ FUZZ_MUTANTS ?= 2000
 FUZZ_FOOTER_MUTANTS ?= 1000
 FUZZ_SEED ?= 20261122
 .PHONY: fuzz
-fuzz:
+fuzz: venv
 	LMSPARK_FUZZ_MUTANTS=$(FUZZ_MUTANTS) LMSPARK_FUZZ_FOOTER_MUTANTS=$(FUZZ_FOOTER_MUTANTS) LMSPARK_FUZZ_SEED=$(FUZZ_SEED) $(SBT) "testOnly lmspark.fuzz.*" < /dev/null

@@ -1,8 +1,12 @@
 // lmspark: one JVM module under jvm/, the Python package under python/.
 // The version comes from python/lmspark/VERSION, the single version source shared with Python.
+//
+// One source tree, one jar per Spark line (project/spark-lines.txt, project/SparkLines.scala):
+// `-Dlmspark.line=3.5` (or LMSPARK_LINE) picks the line; its Spark, parquet-java, Hadoop and Scala
+// come from that line's pip pyspark, all provided. What differs between lines lives in the shim
+// folders jvm/src/shim/<name>/{main,test}/scala that the line lists.
 
-val sparkVersion = "4.1.3"
-val parquetVersion = "1.16.0" // the parquet-java that Spark 4.1.3 ships
+val line = SparkLines.selected(file("."))
 
 // Compile dependencies Spark does not ship. The Python package ships only our jar, so their classes
 // are copied into it (see `Compile / packageBin / mappings` below); no shading plugin is needed.
@@ -12,7 +16,7 @@ val bundledDependencies = Seq(
 
 ThisBuild / organization := "io.lmspark"
 ThisBuild / version := IO.read(file("python/lmspark/VERSION")).trim
-ThisBuild / scalaVersion := "2.13.17" // the scala-library that Spark 4.1.3 ships
+ThisBuild / scalaVersion := line.scala // the scala-library that the line's Spark ships
 
 lazy val root = (project in file("."))
   .settings(
@@ -23,11 +27,17 @@ lazy val root = (project in file("."))
     Test / scalaSource := baseDirectory.value / "jvm" / "src" / "test" / "scala",
     Test / javaSource := baseDirectory.value / "jvm" / "src" / "test" / "java",
     Test / resourceDirectory := baseDirectory.value / "jvm" / "src" / "test" / "resources",
+    Compile / unmanagedSourceDirectories ++= line.shims.map(s => baseDirectory.value / "jvm" / "src" / "shim" / s / "main" / "scala"),
+    Compile / unmanagedSourceDirectories ++= line.shims.map(s => baseDirectory.value / "jvm" / "src" / "shim" / s / "main" / "java"),
+    Test / unmanagedSourceDirectories ++= line.shims.map(s => baseDirectory.value / "jvm" / "src" / "shim" / s / "test" / "scala"),
+    // Spark and everything it ships, from the line's pyspark: on the compile and test classpaths,
+    // never in our jar.
+    Compile / unmanagedJars ++= SparkLines.sparkJars(baseDirectory.value, line).map(Attributed.blank),
+    // Per-line outputs, so that switching lines does not recompile the others' classes.
+    target := baseDirectory.value / "target" / s"spark${line.line}",
     javacOptions ++= Seq("--release", "17"),
     scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-Xlint:-unused,_", "-Wconf:cat=deprecation:s"),
     libraryDependencies ++= Seq(
-      "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
-      "org.apache.parquet" % "parquet-hadoop" % parquetVersion % Provided,
       "org.scalatest" %% "scalatest" % "3.2.19" % Test
     ) ++ bundledDependencies,
     Test / fork := true,
@@ -52,7 +62,14 @@ lazy val root = (project in file("."))
       "-Dio.netty.tryReflectionSetAccessible=true"
     ),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
-    Compile / packageBin / artifactPath := target.value / s"lmspark-${version.value}.jar",
+    Compile / packageBin / artifactPath := baseDirectory.value / "target" / "jars" / line.jarName(version.value),
+    // The line a jar was built for, checked at injection (lmspark.SparkLineGate).
+    Compile / resourceGenerators += Def.task {
+      val f = (Compile / resourceManaged).value / "lmspark-build.properties"
+      val lines = SparkLines.all(baseDirectory.value).map(_.line).mkString(",")
+      IO.write(f, s"line=${line.line}\nspark=${line.spark}\nscala=${line.scalaBinary}\nversion=${version.value}\nlines=$lines\n")
+      Seq(f)
+    }.taskValue,
     // The bundled dependencies' classes (and their Maven metadata) go into our jar; their own
     // manifests and signatures do not.
     Compile / packageBin / mappings ++= {

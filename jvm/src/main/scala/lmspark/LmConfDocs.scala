@@ -24,7 +24,8 @@ object LmConfDocs {
         .replace('.', '_').toUpperCase
       s"""#: ${e.doc}\n#: Default: ${e.defaultString}.\n$name = "${e.key}"\n"""
     }
-    val all = LmConf.entries.map(e => s"    \"${e.key}\": \"${e.defaultString}\",").mkString("\n")
+    val q = "\""
+    val all = LmConf.entries.map(e => s"    $q${e.key}$q: $q${e.defaultString}$q,").mkString("\n")
     s"""\"\"\"The ``spark.lmspark.*`` config flags. Generated from LmConf.scala by ``make docs``; do not edit.\"\"\"
        |
        |${consts.mkString("\n")}

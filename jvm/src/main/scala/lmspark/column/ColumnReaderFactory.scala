@@ -146,7 +146,7 @@ object ColumnReaderFactory {
         else Some(Seq(Double.box(v)))
 
       case (PrimitiveTypeName.BINARY, st: StringType, v: org.apache.spark.unsafe.types.UTF8String) =>
-        if (st.collationId == StringType.collationId) Some(Seq(org.apache.parquet.io.api.Binary.fromConstantByteArray(v.getBytes)))
+        if (lmspark.shim.SparkLineApis.ordersByBytes(st)) Some(Seq(org.apache.parquet.io.api.Binary.fromConstantByteArray(v.getBytes)))
         else None
       case (PrimitiveTypeName.BINARY, BinaryType, v: Array[Byte]) =>
         Some(Seq(org.apache.parquet.io.api.Binary.fromConstantByteArray(v.clone())))

@@ -68,7 +68,7 @@ final class SparkValues private (
     if (physical == PrimitiveTypeName.INT96) Some("INT96 values have no defined order")
     else if (primitive.columnOrder().getColumnOrderName == ColumnOrderName.UNDEFINED) Some("the column order is undefined")
     else sparkType match {
-      case st: StringType if st.collationId != StringType.collationId =>
+      case st: StringType if !lmspark.shim.SparkLineApis.ordersByBytes(st) =>
         Some(s"${st.catalogString} may not order by bytes (only the default UTF8_BINARY collation does)")
       case _ => None
     }

@@ -21,7 +21,7 @@ object BloomFilters {
   /** None when the chunk has none; Left(reason) when it is present but unusable. */
   def read(in: SeekableInputStream, chunk: ColumnChunkMetaData, ctx: ChunkContext): Option[Either[String, BloomFilter]] = {
     val off = chunk.getBloomFilterOffset
-    if (off < 0) None else Some(readAt(in, chunk, off, chunk.getBloomFilterLength))
+    if (off < 0) None else Some(readAt(in, chunk, off, lmspark.shim.SparkLineApis.bloomFilterLength(chunk)))
   }
 
   private def readAt(in: SeekableInputStream, chunk: ColumnChunkMetaData, off: Long, length: Int): Either[String, BloomFilter] = {

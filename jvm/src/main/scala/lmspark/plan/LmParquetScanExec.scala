@@ -6,7 +6,6 @@ import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, SortOrder}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.catalyst.util.truncatedString
-import org.apache.spark.sql.connector.read.streaming.SparkDataStream
 import org.apache.commons.lang3.StringUtils
 import org.apache.spark.sql.execution.{ExplainUtils, FileSourceScanExec, LeafExecNode}
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
@@ -18,7 +17,7 @@ import org.apache.spark.util.collection.BitSet
 import lmspark.LmConf
 import lmspark.predicate.{CatalystTranslator, Guarantees, Translation}
 import lmspark.scan.{BatchRowWriter, LmParquetFileFormat}
-import lmspark.shim.{ScanFields, SparkScanShim}
+import lmspark.shim.{ScanExtras, ScanFields, SparkScanShim}
 
 /**
  * lmspark's Parquet scan: a leaf node that produces `ColumnarBatch`es with lmspark's reader, or
@@ -36,7 +35,6 @@ import lmspark.shim.{ScanFields, SparkScanShim}
  */
 case class LmParquetScanExec(
     @transient relation: HadoopFsRelation,
-    @transient stream: Option[SparkDataStream],
     output: Seq[Attribute],
     requiredSchema: StructType,
     partitionFilters: Seq[Expression],
@@ -44,12 +42,13 @@ case class LmParquetScanExec(
     optionalNumCoalescedBuckets: Option[Int],
     dataFilters: Seq[Expression],
     tableIdentifier: Option[TableIdentifier],
-    disableBucketedScan: Boolean)
+    disableBucketedScan: Boolean,
+    extras: ScanExtras)
   extends LeafExecNode {
 
-  def fields: ScanFields = ScanFields(relation, stream, output, requiredSchema, partitionFilters,
+  def fields: ScanFields = ScanFields(relation, output, requiredSchema, partitionFilters,
     optionalBucketSet, optionalNumCoalescedBuckets, dataFilters, tableIdentifier,
-    disableBucketedScan)
+    disableBucketedScan, extras)
 
   /** The scan as Spark planned it (Spark's format); used for explain and canonicalisation. */
   @transient private lazy val original: FileSourceScanExec = SparkScanShim.scanOf(fields)
@@ -156,7 +155,7 @@ case class LmParquetScanExec(
 }
 
 object LmParquetScanExec {
-  def apply(f: ScanFields): LmParquetScanExec = LmParquetScanExec(f.relation, f.stream, f.output,
+  def apply(f: ScanFields): LmParquetScanExec = LmParquetScanExec(f.relation, f.output,
     f.requiredSchema, f.partitionFilters, f.optionalBucketSet, f.optionalNumCoalescedBuckets,
-    f.dataFilters, f.tableIdentifier, f.disableBucketedScan)
+    f.dataFilters, f.tableIdentifier, f.disableBucketedScan, f.extras)
 }

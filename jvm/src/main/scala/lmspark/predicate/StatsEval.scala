@@ -3,6 +3,7 @@ package lmspark.predicate
 import org.apache.spark.unsafe.types.UTF8String
 
 import lmspark.predicate.Predicate._
+import lmspark.shim.SparkLineApis
 
 /** What [[ColumnStats]] allow a [[Term]]'s values to be, over the rows they cover.
   *
@@ -90,8 +91,8 @@ object StatsEval {
             val lo = d.lo.asInstanceOf[UTF8String]
             val hi = d.hi.asInstanceOf[UTF8String]
             // Strings starting with p form an interval of the byte order: [p, successor of p).
-            val someWith = (hi == null || hi.binaryCompare(p) >= 0) &&
-              (lo == null || lo.binaryCompare(p) < 0 || lo.startsWith(p))
+            val someWith = (hi == null || SparkLineApis.binaryCompare(hi, p) >= 0) &&
+              (lo == null || SparkLineApis.binaryCompare(lo, p) < 0 || lo.startsWith(p))
             val allWith = lo != null && hi != null && lo.startsWith(p) && hi.startsWith(p)
             bits(someWith, !allWith)
           }

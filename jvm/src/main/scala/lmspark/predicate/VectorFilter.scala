@@ -6,6 +6,7 @@ import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 import org.apache.spark.unsafe.types.UTF8String
 
 import lmspark.predicate.Predicate._
+import lmspark.shim.SparkLineApis
 
 /** A predicate over one column compiled for vectors: `evaluate` computes, for rows `[0, n)` of a
   * vector of that column, whether the predicate is TRUE (Spark's three-valued result, exactly as
@@ -276,7 +277,7 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
   }
 
   private def compareStrings(op: CompareOp, lit: UTF8String): Node = new CompareNode(op) {
-    protected def sign(v: ColumnVector, i: Int): Int = Integer.signum(v.getUTF8String(i).binaryCompare(lit))
+    protected def sign(v: ColumnVector, i: Int): Int = Integer.signum(SparkLineApis.binaryCompare(v.getUTF8String(i), lit))
   }
 
   /** Any leaf, through [[Evaluator]] on each row's boxed Catalyst value (casts applied). */

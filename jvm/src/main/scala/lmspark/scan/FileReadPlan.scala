@@ -85,7 +85,7 @@ object FileReadPlan {
             _ <- footer.getBlocks.asScala.iterator
               .flatMap(b => findChunk(b, descriptor))
               .flatMap(c => ColumnReaderFactory.unsupportedReason(descriptor, field.dataType, c))
-              .nextOption().map(why => s"column ${field.name}: $why").toLeft(())
+              .take(1).toList.headOption.map(why => s"column ${field.name}: $why").toLeft(())
           } yield ColumnPlan.Present(descriptor, field.dataType, options)
         case many if matchById && ParquetUtils.hasFieldId(field) =>
           Left(s"column ${field.name} matches ${many.size} fields by field id")

@@ -6,7 +6,6 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.parquet.column.{Encoding, EncodingStats}
 import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, ColumnPath, CompressionCodecName}
-import org.apache.parquet.io.LocalInputFile
 import org.apache.parquet.schema.{PrimitiveType, Types}
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 import org.scalatest.funsuite.AnyFunSuite

@@ -2,7 +2,6 @@ package lmspark.column
 
 import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.hadoop.metadata.CompressionCodecName
-import org.apache.parquet.io.LocalInputFile
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.types._

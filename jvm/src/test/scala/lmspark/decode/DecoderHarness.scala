@@ -1,6 +1,6 @@
 package lmspark.decode
 
-import scala.collection.immutable.ArraySeq
+import lmspark.testutil.ScalaCompat.ArraySeq
 import scala.util.Random
 
 import org.apache.parquet.bytes.HeapByteBufferAllocator

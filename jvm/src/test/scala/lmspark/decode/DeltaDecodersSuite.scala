@@ -2,7 +2,7 @@ package lmspark.decode
 
 import java.io.ByteArrayOutputStream
 
-import scala.collection.immutable.ArraySeq
+import lmspark.testutil.ScalaCompat.ArraySeq
 import scala.util.Random
 
 import org.apache.parquet.column.values.ValuesWriter

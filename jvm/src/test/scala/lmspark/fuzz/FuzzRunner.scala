@@ -40,7 +40,7 @@ object FuzzRunner {
     Seq("nice", "-n", "10", java, "-Xmx256m", "-XX:+ExitOnOutOfMemoryError", "-XX:+UseSerialGC",
       "-XX:TieredStopAtLevel=1", "-Xss1m", "-Dlog4j2.level=ERROR", "-XX:+IgnoreUnrecognizedVMOptions") ++ addOpens ++
       Seq("-Djdk.reflect.useDirectMethodHandle=false", "-cp", System.getProperty("java.class.path"),
-        classOf[FuzzChild.type].getName.stripSuffix("$")) ++ args
+        FuzzChild.getClass.getName.stripSuffix("$")) ++ args
   }
 
   /** The results per file and reader, and the errors of the runner itself (a child that could not

@@ -8,6 +8,7 @@ import scala.util.Random
 import scala.util.control.NonFatal
 
 import org.apache.parquet.format.{ColumnChunk, ColumnMetaData, FileMetaData, PageHeader, RowGroup, Util}
+import lmspark.testutil.TestLineApis
 
 /** One mutant: its bytes and a description that, with its seed, says exactly what was changed. */
 final case class Mutant(bytes: Array[Byte], description: String)
@@ -206,8 +207,9 @@ object Mutator {
               i64(s"$p.index_page_offset", md.isSetIndex_page_offset, md.getIndex_page_offset, md.setIndex_page_offset),
               i64(s"$p.dictionary_page_offset", md.isSetDictionary_page_offset, md.getDictionary_page_offset,
                 md.setDictionary_page_offset),
-              i64(s"$p.bloom_filter_offset", md.isSetBloom_filter_offset, md.getBloom_filter_offset, md.setBloom_filter_offset),
-              i32(s"$p.bloom_filter_length", md.isSetBloom_filter_length, md.getBloom_filter_length, md.setBloom_filter_length)))
+              i64(s"$p.bloom_filter_offset", md.isSetBloom_filter_offset, md.getBloom_filter_offset, md.setBloom_filter_offset)) ++
+              TestLineApis.bloomFilterLengthField(md).map { case (isSet, get, set) =>
+                i32(s"$p.bloom_filter_length", isSet(), get(), set) })
         }
     }
     (file ++ schema ++ groups).filter(_.isSet())

@@ -46,9 +46,9 @@ class CodecSparkSuite extends AnyFunSuite with LmSparkSession {
       Row.fromSeq(schema.fields.toSeq.map { f =>
         val cell = r(oracle.names.indexOf(f.name))
         cellValue(cell, f.dataType) match {
-          case b: scala.collection.immutable.ArraySeq[_] if f.dataType == StringType =>
-            new String(b.asInstanceOf[scala.collection.immutable.ArraySeq[Byte]].toArray, StandardCharsets.UTF_8)
-          case b: scala.collection.immutable.ArraySeq[_] => b.asInstanceOf[scala.collection.immutable.ArraySeq[Byte]].toArray
+          case b: lmspark.testutil.ScalaCompat.ArraySeq[_] if f.dataType == StringType =>
+            new String(b.asInstanceOf[lmspark.testutil.ScalaCompat.ArraySeq[Byte]].toArray, StandardCharsets.UTF_8)
+          case b: lmspark.testutil.ScalaCompat.ArraySeq[_] => b.asInstanceOf[lmspark.testutil.ScalaCompat.ArraySeq[Byte]].toArray
           case v => v
         }
       })

@@ -6,7 +6,6 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.parquet.format.PageType
 import org.apache.parquet.hadoop.metadata.CompressionCodecName
-import org.apache.parquet.io.LocalInputFile
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.scalatest.funsuite.AnyFunSuite
 

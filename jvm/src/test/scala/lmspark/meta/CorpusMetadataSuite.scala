@@ -6,7 +6,6 @@ import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
 import scala.util.Try
 
-import org.apache.parquet.io.LocalInputFile
 import org.apache.parquet.schema.{MessageType, Type}
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.execution.datasources.parquet.ParquetToSparkSchemaConverter

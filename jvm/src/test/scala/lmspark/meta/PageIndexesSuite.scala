@@ -101,7 +101,7 @@ class PageIndexesSuite extends AnyFunSuite {
         def described(dictionaryOffset: Long, encodings: Set[org.apache.parquet.column.Encoding]) =
           ColumnChunkMetaData.get(chunk.getPath, chunk.getPrimitiveType, chunk.getCodec,
             if (encodings == null) chunk.getEncodingStats else null,
-            if (encodings == null) chunk.getEncodings else scala.jdk.CollectionConverters.SetHasAsJava(encodings).asJava,
+            if (encodings == null) chunk.getEncodings else { import scala.jdk.CollectionConverters._; encodings.asJava },
             chunk.getStatistics, chunk.getStartingPos, dictionaryOffset, chunk.getValueCount, chunk.getTotalSize,
             chunk.getTotalUncompressedSize)
         for (dictionaryOffset <- Seq(0L, -1L)) {

@@ -237,10 +237,11 @@ class OutputModeSuite extends AnyFunSuite with LmSparkSession {
 
   /** A parquet-java file lmspark hands to Spark's reader: `h` is annotated FLOAT16. */
   private def writeHalfFloats(dir: String): Unit = {
+    val float16Type = lmspark.testutil.TestLineApis.float16.getOrElse(cancel("this line's parquet-java has no FLOAT16"))
     import org.apache.parquet.schema.{LogicalTypeAnnotation, MessageType, Types}
     import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName._
     val schema = new MessageType("t", Types.required(INT64).named("id"), Types.required(INT32).named("x"),
-      Types.optional(FIXED_LEN_BYTE_ARRAY).length(2).as(LogicalTypeAnnotation.float16Type()).named("h"))
+      Types.optional(FIXED_LEN_BYTE_ARRAY).length(2).as(float16Type).named("h"))
     new File(dir).mkdirs()
     val w = org.apache.parquet.hadoop.example.ExampleParquetWriter
       .builder(new Path(s"$dir/f16.parquet")).withType(schema).build()

@@ -12,6 +12,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import lmspark.column.SparkDictionary
 import lmspark.shim.SparkInternals
+import lmspark.testutil.TestLineApis
 
 /** [[BatchRowWriter]] against Spark's own row conversion (`UnsafeProjection` over the batch's
   * generic rows, which the writer must not use itself) as the oracle: for random batches of every
@@ -22,8 +23,9 @@ class BatchRowWriterSuite extends AnyFunSuite {
   private val types: Seq[DataType] = Seq(
     BooleanType, ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType,
     DecimalType(7, 2), DecimalType(9, 0), DecimalType(15, 3), DecimalType(18, 18), DecimalType(19, 2),
-    DecimalType(28, 5), DecimalType(38, 0), StringType, StringType("UTF8_LCASE"), BinaryType,
-    DateType, TimestampType, TimestampNTZType, YearMonthIntervalType(), DayTimeIntervalType(), NullType)
+    DecimalType(28, 5), DecimalType(38, 0), StringType, BinaryType,
+    DateType, TimestampType, TimestampNTZType, YearMonthIntervalType(), DayTimeIntervalType(), NullType) ++
+    TestLineApis.collatedString
 
   /** A random Catalyst value of `t` (never null). */
   private def value(t: DataType, rnd: Random): Any = t match {
@@ -73,7 +75,8 @@ class BatchRowWriterSuite extends AnyFunSuite {
       case d: Double => java.lang.Double.doubleToRawLongBits(d)
       case other => other
     }
-    val entries = values.flatten.distinctBy(key).toIndexedSeq
+    val seen = scala.collection.mutable.HashSet.empty[Any]
+    val entries = values.flatten.filter(x => seen.add(key(x))).toIndexedSeq
     val ids = entries.map(key).zipWithIndex.toMap
     def idOf(x: Any): Int = ids(key(x))
     def bytesOf(x: Any): Array[Byte] = x match {
@@ -197,7 +200,7 @@ class BatchRowWriterSuite extends AnyFunSuite {
   test("only flat types are writable: nested columns are not") {
     assert(types.forall(t => BatchRowWriter.fieldWriterFor(t).isDefined))
     for (t <- Seq(ArrayType(IntegerType), MapType(StringType, IntegerType), StructType(Seq(StructField("x", IntegerType))),
-        CalendarIntervalType, VariantType)) {
+        CalendarIntervalType) ++ TestLineApis.variantType) {
       assert(BatchRowWriter.fieldWriterFor(t).isEmpty, t)
       assert(!BatchRowWriter.supports(StructType(Seq(StructField("a", IntegerType), StructField("b", t)))), t)
       assert(intercept[IllegalArgumentException](new BatchRowWriter(Array(IntegerType, t))).getMessage

@@ -8,11 +8,11 @@ import scala.jdk.CollectionConverters._
 import scala.util.{Failure, Success, Try}
 
 import org.apache.parquet.hadoop.ParquetFileReader
-import org.apache.parquet.io.LocalInputFile
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.execution.SparkPlan
 import org.scalatest.funsuite.AnyFunSuite
 
+import lmspark.testutil.LocalInputFile
 import lmspark.plan.LmMetrics
 import lmspark.testutil.{PageStarts, DiffFileSpec, DiffTimes, DiffFiles, FilterColumn, LmCase, LmCases, LmFlags, LmSparkSession, Projection,
   RowMultiset}
@@ -171,7 +171,7 @@ class LateMaterializationDifferentialSuite extends AnyFunSuite with LmSparkSessi
   private var driverCpuNanos = 0L
 
   private def rerunHint(n: Int): String =
-    s"LMSPARK_TEST_SEED=$seed LMSPARK_TEST_CASE=$n ./sbtw \"testOnly ${getClass.getName}\""
+    s"LMSPARK_TEST_SEED=$seed LMSPARK_TEST_CASE=$n ./sbtw 'testOnly ${getClass.getName}'"
 
   private def record(t: Table, c: LmCase, flags: Option[LmFlags], problem: String): Unit =
     failures += s"[seed $seed, case ${c.number}] $problem\n" +

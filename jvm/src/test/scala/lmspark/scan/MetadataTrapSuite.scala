@@ -10,13 +10,13 @@ import scala.util.{Failure, Success, Try}
 import org.apache.parquet.column.values.bloomfilter.BlockSplitBloomFilter
 import org.apache.parquet.format.{BoundaryOrder, ColumnIndex, Encoding, PageType, Statistics}
 import org.apache.parquet.hadoop.ParquetFileReader
-import org.apache.parquet.io.LocalInputFile
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.functions._
 import org.scalactic.source.Position
 import org.scalatest.funsuite.AnyFunSuite
 
+import lmspark.testutil.LocalInputFile
 import lmspark.plan.LmMetrics
 import lmspark.testutil.{LmSparkSession, MetadataSurgery}
 import lmspark.testutil.MetadataSurgery.Plain

@@ -9,12 +9,12 @@ import scala.jdk.CollectionConverters._
 import scala.util.{Failure, Random, Success, Try}
 
 import org.apache.parquet.hadoop.ParquetFileReader
-import org.apache.parquet.io.LocalInputFile
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 
+import lmspark.testutil.LocalInputFile
 import lmspark.LmConf
 import lmspark.io.CodecFixtures
 import lmspark.plan.LmMetrics

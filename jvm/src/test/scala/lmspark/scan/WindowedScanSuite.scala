@@ -1,5 +1,6 @@
 package lmspark.scan
 
+import scala.collection.compat._
 import java.io.File
 
 import scala.jdk.CollectionConverters._

@@ -5,7 +5,7 @@ import java.nio.file.{Files, Path, Paths}
 import java.time.{Instant, LocalDate, LocalDateTime, ZoneOffset}
 import java.util.Arrays
 
-import scala.collection.immutable.ArraySeq
+import lmspark.testutil.ScalaCompat.ArraySeq
 import scala.jdk.CollectionConverters._
 import scala.util.Random
 

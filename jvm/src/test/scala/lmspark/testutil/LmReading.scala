@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, ParquetMetadata}
-import org.apache.parquet.io.{LocalInputFile, SeekableInputStream}
+import org.apache.parquet.io.SeekableInputStream
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.spark.sql.types.DataType
 

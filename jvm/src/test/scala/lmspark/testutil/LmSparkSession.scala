@@ -38,7 +38,7 @@ trait LmSparkSession extends BeforeAndAfterAll with AdaptiveSparkPlanHelper { se
       .config("spark.sql.shuffle.partitions", "4")
       .config("spark.sql.session.timeZone", "UTC")
       .config("spark.sql.extendedExplainProviders", "lmspark.plan.LmExplain")
-      .withExtensions(new LmSparkExtensions)
+      .withExtensions { e => new LmSparkExtensions().apply(e); () }
     sparkConf.foreach { case (k, v) => b.config(k, v) }
     _spark = b.getOrCreate()
   }

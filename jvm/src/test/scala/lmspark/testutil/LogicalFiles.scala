@@ -3,7 +3,7 @@ package lmspark.testutil
 import java.math.BigInteger
 import java.nio.file.{Files, Path}
 
-import scala.collection.immutable.ArraySeq
+import lmspark.testutil.ScalaCompat.ArraySeq
 import scala.util.Random
 
 import org.apache.hadoop.conf.Configuration

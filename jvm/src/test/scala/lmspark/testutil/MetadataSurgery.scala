@@ -126,9 +126,9 @@ final class MetadataSurgery private (val source: Path, original: Array[Byte], va
       out.write(b.bitset)
       val m = rgs.get(rg).getColumns.get(col).getMeta_data
       m.setBloom_filter_offset(off)
-      b.length match {
-        case Some(n) => m.setBloom_filter_length(n)
-        case None => if (m.isSetBloom_filter_length) m.setBloom_filter_length(out.size() - off)
+      for ((isSet, _, set) <- TestLineApis.bloomFilterLengthField(m)) b.length match {
+        case Some(n) => set(n)
+        case None => if (isSet()) set(out.size() - off)
       }
     }
     val footerOffset = out.size()

@@ -7,7 +7,6 @@ import scala.jdk.CollectionConverters._
 import scala.util.Try
 
 import org.apache.parquet.hadoop.ParquetFileReader
-import org.apache.parquet.io.LocalInputFile
 
 /** Where a file's pages start, read from parquet-java's offset indexes (for predicates whose
   * literals sit on page boundaries). */

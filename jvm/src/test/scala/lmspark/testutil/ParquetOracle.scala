@@ -7,7 +7,6 @@ import scala.jdk.CollectionConverters._
 import org.apache.parquet.column.impl.ColumnReadStoreImpl
 import org.apache.parquet.example.data.simple.convert.GroupRecordConverter
 import org.apache.parquet.hadoop.ParquetFileReader
-import org.apache.parquet.io.LocalInputFile
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 
 /** parquet-java as the reference reader: values through its own column readers, and page counts

@@ -1,6 +1,7 @@
 package lmspark.testutil
 
-import scala.collection.immutable.ArraySeq
+import scala.collection.compat._
+import lmspark.testutil.ScalaCompat.ArraySeq
 
 /**
  * Query result rows as a multiset under exact equality, without rendering them: doubles and floats by

@@ -2,7 +2,7 @@ package lmspark.testutil
 
 import java.nio.file.{Files, Path}
 
-import scala.collection.immutable.ArraySeq
+import lmspark.testutil.ScalaCompat.ArraySeq
 import scala.util.Random
 
 import org.apache.hadoop.conf.Configuration
@@ -21,7 +21,6 @@ import org.apache.parquet.column.values.plain.{BooleanPlainValuesWriter, FixedLe
 import org.apache.parquet.column.values.rle.RunLengthBitPackingHybridValuesWriter
 import org.apache.parquet.hadoop.{CodecFactory, ColumnChunkPageWriteStore, ParquetFileWriter}
 import org.apache.parquet.hadoop.metadata.CompressionCodecName
-import org.apache.parquet.io.LocalOutputFile
 import org.apache.parquet.io.api.Binary
 import org.apache.parquet.schema.{LogicalTypeAnnotation, MessageType, PrimitiveType, Type, Types}
 import org.apache.parquet.schema.LogicalTypeAnnotation.DecimalLogicalTypeAnnotation
@@ -132,11 +131,10 @@ object TestFileWriter {
         case (Encoding.BYTE_STREAM_SPLIT, PrimitiveTypeName.FLOAT) => new FloatByteStreamSplitValuesWriter(slab, pageSize, alloc)
         case (Encoding.BYTE_STREAM_SPLIT, PrimitiveTypeName.DOUBLE) =>
           new DoubleByteStreamSplitValuesWriter(slab, pageSize, alloc)
-        case (Encoding.BYTE_STREAM_SPLIT, PrimitiveTypeName.INT32) =>
-          new IntegerByteStreamSplitValuesWriter(slab, pageSize, alloc)
-        case (Encoding.BYTE_STREAM_SPLIT, PrimitiveTypeName.INT64) => new LongByteStreamSplitValuesWriter(slab, pageSize, alloc)
-        case (Encoding.BYTE_STREAM_SPLIT, PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY) =>
-          new FixedLenByteArrayByteStreamSplitValuesWriter(pt.getTypeLength, slab, pageSize, alloc)
+        case (Encoding.BYTE_STREAM_SPLIT, other) =>
+          TestLineApis.byteStreamSplitWriter(other.name, pt.getTypeLength, slab, pageSize, alloc).getOrElse(
+            throw new org.scalatest.exceptions.TestCanceledException(
+              s"this line's parquet-java has no BYTE_STREAM_SPLIT writer for $other", 0))
         case (e, _) => throw new IllegalArgumentException(s"no $e writer for $t")
       }
       if (!mode.usesDictionary || t == PrimitiveTypeName.BOOLEAN) fresh
@@ -253,7 +251,7 @@ object TestFileWriter {
         pageStore.flushToFileWriter(fw)
         fw.endBlock()
         store.close()
-        pageStore.close()
+        pageStore match { case c: AutoCloseable => c.close(); case _ => } // not closeable before parquet-java 1.14
       }
       fw.end(new java.util.HashMap[String, String]())
     } finally codecs.release()

@@ -2,7 +2,7 @@ package lmspark.testutil
 
 import java.math.{BigDecimal => JBigDecimal, BigInteger}
 
-import scala.collection.immutable.ArraySeq
+import lmspark.testutil.ScalaCompat.ArraySeq
 import scala.util.Random
 
 import org.apache.parquet.schema.LogicalTypeAnnotation

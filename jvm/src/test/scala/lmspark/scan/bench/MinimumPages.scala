@@ -5,9 +5,9 @@ import java.nio.file.Paths
 import scala.jdk.CollectionConverters._
 
 import org.apache.parquet.hadoop.ParquetFileReader
-import org.apache.parquet.io.LocalInputFile
 import org.apache.spark.sql.types.DateType
 
+import lmspark.testutil.LocalInputFile
 import lmspark.testutil.{LmFile, LmReading}
 
 /** The fewest data pages a query `lo <= <date column> < hi` over `SELECT *` can read from one file:

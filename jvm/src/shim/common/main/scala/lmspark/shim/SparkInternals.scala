@@ -8,7 +8,7 @@ import org.apache.spark.sql.internal.LegacyBehaviorPolicy
 
 import lmspark.column.RebaseCheck
 
-/** Spark-internal helpers the reader needs, in one place. */
+/** Spark-internal helpers the reader needs, in one place; the same on every line. */
 object SparkInternals {
 
   /**
@@ -34,7 +34,7 @@ object SparkInternals {
   def skippedAsCorrupt(e: Throwable): Boolean = e match {
     case _: java.io.FileNotFoundException => false
     case _: org.apache.hadoop.security.AccessControlException | _: org.apache.hadoop.hdfs.BlockMissingException => false
-    case _ => DataSourceUtils.shouldIgnoreCorruptFileException(e)
+    case _ => CorruptFiles.ignoredAsCorrupt(e)
   }
 
   /** Fills a partition column's constant vector from the file's partition values. */

@@ -6,7 +6,8 @@ import org.apache.spark.sql.execution.ColumnarRule
 import lmspark.plan.LmScanRule
 
 /**
- * The entry point named in `spark.sql.extensions`.
+ * What [[LmSparkExtensions]] injects once [[SparkLineGate]] has found the running Spark to be the
+ * line this jar was built for.
  *
  * It injects [[lmspark.plan.LmScanRule]] twice, because Spark runs physical rules on two paths:
  *  1. as a query-stage preparation rule, which AQE runs on its initial plan and on every
@@ -15,8 +16,8 @@ import lmspark.plan.LmScanRule
  *     for plans that AQE does not take, and again by AQE after each stage is created.
  * The rule is idempotent, so running it on both paths is harmless.
  */
-class LmSparkExtensions extends (SparkSessionExtensions => Unit) {
-  override def apply(ext: SparkSessionExtensions): Unit = {
+object LmInjection {
+  def inject(ext: SparkSessionExtensions): Unit = {
     ext.injectQueryStagePrepRule(session => LmScanRule(session))
     ext.injectColumnar(session => new ColumnarRule {
       override def preColumnarTransitions = LmScanRule(session)

@@ -1,18 +1,15 @@
 package lmspark.plan
 
-import org.apache.spark.sql.ExtendedExplainGenerator
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 
 /**
- * The "lmspark" section of `EXPLAIN EXTENDED` (registered by `enable_lm` in
- * `spark.sql.extendedExplainProviders`): which Parquet scans lmspark serves, and why it declined
- * the others.
+ * The text of lmspark's section of `EXPLAIN EXTENDED` (shown through `LmExplain` on the lines that
+ * have `spark.sql.extendedExplainProviders`): which Parquet scans lmspark serves, and why it
+ * declined the others.
  */
-class LmExplain extends ExtendedExplainGenerator with AdaptiveSparkPlanHelper {
-  override def title: String = "lmspark"
-
-  override def generateExtendedInfo(plan: SparkPlan): String = {
+object ExplainSection extends AdaptiveSparkPlanHelper {
+  def of(plan: SparkPlan): String = {
     val lines = collectWithSubqueries(plan) {
       case s: LmParquetScanExec =>
         s"LmParquetScan: ${s.tableIdentifier.map(_.unquotedString).getOrElse(s.relation.location.rootPaths.mkString(","))}"

@@ -1,0 +1,28 @@
+package lmspark.testutil
+
+import org.apache.parquet.bytes.ByteBufferAllocator
+import org.apache.parquet.column.values.ValuesWriter
+import org.apache.parquet.format.ColumnMetaData
+import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData
+import org.apache.parquet.schema.LogicalTypeAnnotation
+import org.apache.spark.SparkThrowable
+import org.apache.spark.sql.types.DataType
+
+/** What the tests use that only some lines' Spark or parquet-java have, as Spark 3.5 (parquet-java
+  * 1.13) has it: no collations, no VARIANT, no FLOAT16 logical type, BYTE_STREAM_SPLIT
+  * only for FLOAT and DOUBLE, no `bloom_filter_length`. `None` means absent; a test that needs it
+  * cancels (`assume`) on this line. */
+object TestLineApis {
+  def condition(t: SparkThrowable): String = t.getErrorClass
+
+  val collatedString: Option[DataType] = None
+  val variantType: Option[DataType] = None
+
+  val float16: Option[LogicalTypeAnnotation] = None
+
+  def byteStreamSplitWriter(kind: String, width: Int, slab: Int, page: Int, alloc: ByteBufferAllocator): Option[ValuesWriter] = None
+
+  def bloomFilterLengthField(md: ColumnMetaData): Option[(() => Boolean, () => Int, Int => Unit)] = None
+
+  def setBloomFilterLength(c: ColumnChunkMetaData, n: Int): Boolean = false
+}
