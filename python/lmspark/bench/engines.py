@@ -71,9 +71,18 @@ def ablation_flags(defaults: dict[str, str] | None = None) -> dict[str, str]:
     return out
 
 
+def _pyspark_version() -> str:
+    try:
+        import pyspark
+
+        return pyspark.__version__
+    except ImportError:
+        return "(pyspark not installed)"
+
+
 def all_engines() -> list[Engine]:
     engines = [
-        Engine("vanilla", "spark", "Spark 4.1.3 as shipped: vectorized reader, filter pushdown on; no lmspark jar"),
+        Engine("vanilla", "spark", f"Spark {_pyspark_version()} as shipped: vectorized reader, filter pushdown on; no lmspark jar"),
         Engine("lmspark", "spark", "lmspark with its defaults", lmspark=True),
     ]
     for name, flag in ablation_flags().items():
@@ -127,6 +136,9 @@ def comet_conf(jar: str) -> dict[str, str]:
 def ensure_comet_jar(cache_dir: Path) -> tuple[str | None, str | None]:
     """Fetches the Comet jar with Maven into ``<cache>/comet/`` once: ``(jar path, None)`` or
     ``(None, the error Maven gave)``."""
+    line = ".".join(_pyspark_version().split(".")[:2])
+    if line != "4.1":
+        return None, f"Comet {COMET_VERSION} is built for Spark 4.1 only; this run is on Spark {line}"
     dest = Path(cache_dir) / "comet"
     jar = dest / COMET_JAR_NAME
     if jar.is_file():

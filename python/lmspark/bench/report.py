@@ -14,7 +14,7 @@ BASELINE = "vanilla"
 
 #: The CSV's fixed columns; lmspark's SQL metrics follow as ``m_<metric>``, whatever it reports.
 FIXED_COLUMNS = [
-    "date", "scale", "dataset", "query", "engine", "run", "status", "seconds",
+    "date", "spark_line", "scale", "dataset", "query", "engine", "run", "status", "seconds",
     "lm_scan", "lm_fallback", "scan_nodes", "result_rows", "error",
 ]
 

@@ -55,6 +55,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--cache-dir", type=Path, default=None,
                    help="data and Comet jar cache (default $LMSPARK_CACHE/bench or .cache/bench in the repo)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--spark-line", default=None, metavar="LINE",
+                   help="the Spark line to run on (3.5, 4.0, 4.1, 4.2, 4.3): the benchmark re-runs itself under "
+                        ".cache/venv-spark<LINE> (made by `make venv LINE=<LINE>`, with that line's jar from "
+                        "`make jar LINE=<LINE>`); default the installed pyspark's line")
     a = p.parse_args(argv)
     if a.runs < 1:
         p.error("--runs must be at least 1")
@@ -180,9 +184,26 @@ def _tail(path: Path, n: int) -> list[str]:
         return []
 
 
+def _installed_line() -> str:
+    import pyspark
+
+    return ".".join(pyspark.__version__.split(".")[:2])
+
+
+def _reexec_on_line(line: str, argv: list[str]) -> int:
+    """Runs this benchmark under the Python of the line's virtualenv; its exit code."""
+    py = data._repo_root() / ".cache" / f"venv-spark{line}" / "bin" / "python"
+    if not py.is_file():
+        raise SystemExit(f"no virtualenv for Spark {line} at {py.parent.parent}: run `make venv jar LINE={line}`")
+    return subprocess.run([str(py), "-m", "lmspark.bench", *argv], cwd=data._repo_root()).returncode
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     a = parse_args(argv)
+    if a.spark_line and a.spark_line != _installed_line():
+        return _reexec_on_line(a.spark_line, argv)
+    line = _installed_line()
     started = time.perf_counter()
     cache = (a.cache_dir or data.default_cache_dir()).resolve()
     out_dir = (a.output or (data._repo_root() / "benchmarks" / "results")).resolve()
@@ -190,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     logs = cache / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     today = _dt.date.today().isoformat()
-    stem = f"{today}-sf{data.scale_tag(a.scale)}"
+    stem = f"{today}-sf{data.scale_tag(a.scale)}-spark{line}"
     command = "python -m lmspark.bench" + ("" if not argv else " " + " ".join(shlex.quote(x) for x in argv))
 
     def log(msg: str) -> None:
@@ -271,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                 progress.write(f"engine {eng.name} stopped early: {fatal}")
             for m in timed:
                 row = {
-                    "date": today, "scale": data.scale_tag(a.scale), "dataset": m["dataset"], "query": m["query"],
+                    "date": today, "spark_line": line, "scale": data.scale_tag(a.scale), "dataset": m["dataset"], "query": m["query"],
                     "engine": eng.name, "run": m["run"], "status": m.get("status"), "seconds": m.get("seconds"),
                     "error": m.get("error") or m.get("note"), "scan_nodes": m.get("scan_nodes"),
                     "result_rows": m.get("result_rows"),
@@ -292,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     report.write_csv(rows, csv_path)
     ran = [e.name for e in engines if any(r["engine"] == e.name for r in rows)]
     cell_keys = [(c.dataset, c.query) for c in cells]
-    title = f"lmspark benchmark, SF {data.scale_tag(a.scale)}, {today}"
+    title = f"lmspark benchmark, SF {data.scale_tag(a.scale)}, Spark {line}, {today}"
     charts = []
     if report.chart_ratios(rows, ran, cell_keys, out_dir / f"{stem}-ratios.png", title + ": ratio to vanilla Spark"):
         charts.append(f"{stem}-ratios.png")
@@ -317,7 +338,9 @@ def main(argv: list[str] | None = None) -> int:
 def _summary_md(*, a, command, today, engines, ran, unavailable, rows, cells, ds_info, versions, metric_types,
                 charts, csv_name, datagen_s, total_s, engine_seconds, lm_jar, comet_jar) -> str:
     m = machine_info()
-    out = [f"# lmspark benchmark: SF {data.scale_tag(a.scale)}, {today}", ""]
+    import pyspark
+
+    out = [f"# lmspark benchmark: SF {data.scale_tag(a.scale)}, Spark {_installed_line()} (pyspark {pyspark.__version__}), {today}", ""]
     out += [
         "Median wall time in seconds of each query over its timed runs, and each engine's time divided by "
         "vanilla Spark's (below 1 is faster than vanilla Spark). `†`: lmspark's scan was not used "
