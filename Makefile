@@ -52,6 +52,28 @@ test: venv venv-bench
 test-jvm: venv
 	$(SBT) test < /dev/null
 
+# The other lines (every line but LINE), each in its own virtualenv and with its own jar: the
+# scalatest suites that run Spark (differential late materialization, pruning, type conversion,
+# output modes, plan, files, corruption) and the pytest differential, corpus, plan and cluster suites.
+OTHER_LINES := $(filter-out $(LINE),$(LINES))
+MATRIX_SCALATEST := lmspark.scan.* lmspark.plan.*
+MATRIX_PYTEST := tests/test_matrix.py tests/test_late_materialization.py tests/test_output_mode.py \
+	tests/test_int96_conversion.py tests/test_spark_written.py tests/test_corpus.py tests/test_plan.py tests/test_cluster.py
+.PHONY: test-matrix test-line smoke
+test-matrix:
+	for l in $(OTHER_LINES); do $(MAKE) --no-print-directory test-line LINE=$$l || exit 1; done
+
+# The matrix's suites on one line.
+test-line: venv
+	$(SBT) "testOnly $(MATRIX_SCALATEST)" package < /dev/null
+	mkdir -p python/lmspark/jars && cp target/jars/$(JAR_NAME) $(JAR)
+	$(PY) -m pytest -q $(MATRIX_PYTEST)
+
+# CI's quick check of one line: it builds, one differential suite passes, the jar is packaged.
+smoke: venv
+	$(SBT) "testOnly lmspark.plan.LmScanRuleSuite" package < /dev/null
+	mkdir -p python/lmspark/jars && cp target/jars/$(JAR_NAME) $(JAR)
+
 # Long tests, kept out of `make test`: one target per test, all run by `make test-long`.
 .PHONY: test-long test-memory test-soak
 test-long: test-memory test-soak

@@ -7,6 +7,8 @@ import scala.util.Random
 
 import org.apache.parquet.format.{ColumnChunk, ColumnMetaData, CompressionCodec, Encoding, FieldRepetitionType,
   FileMetaData, RowGroup, SchemaElement, Type, Util}
+import org.apache.hadoop.conf.Configuration
+import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.format.converter.ParquetMetadataConverter
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -77,7 +79,7 @@ class RowGroupTableSuite extends AnyFunSuite {
   private def parquetJavaSplit(meta: FileMetaData, from: Long, until: Long): Seq[Int] = {
     val out = new ByteArrayOutputStream()
     Util.writeFileMetaData(meta, out)
-    val read = new ParquetMetadataConverter().readParquetMetadata(new ByteArrayInputStream(out.toByteArray),
+    val read = new ParquetMetadataConverter(HadoopReadOptions.builder(new Configuration()).build()).readParquetMetadata(new ByteArrayInputStream(out.toByteArray),
       ParquetMetadataConverter.range(from, until))
     read.getBlocks.asScala.map(_.getTotalByteSize.toInt).toSeq
   }
