@@ -38,9 +38,22 @@ jar: venv
 	cp target/jars/$(JAR_NAME) $(JAR)
 
 # Every line's jar.
-.PHONY: jars
+.PHONY: jars wheel wheel-only test-wheel
 jars:
 	for l in $(LINES); do $(MAKE) --no-print-directory jar LINE=$$l || exit 1; done
+
+# dist/lmspark-<version>-py3-none-any.whl with every line's jar (the build fails if one is missing).
+wheel: jars wheel-only
+
+wheel-only: venv
+	rm -rf dist python/build python/*.egg-info
+	$(PY) -m pip wheel -q --no-deps -w dist ./python
+	ls dist/lmspark-$(VERSION)-py3-none-any.whl
+
+# The wheel in a fresh virtualenv beside the line's pyspark: demo queries with lmspark on and off,
+# equal answers, LmParquetScan in the plan; a jar of another line steps aside.
+test-wheel:
+	tests/wheel/run_wheel_test.sh $(LINE) $(SPARK_VERSION) dist/lmspark-$(VERSION)-py3-none-any.whl
 
 # Every test of one line (4.3 unless LINE says otherwise): scalatest under sbt, then pytest against
 # real PySpark sessions.

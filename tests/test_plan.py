@@ -245,7 +245,19 @@ def test_reference_conf_is_vanilla(spark, flat):
 # --------------------------------------------------------------------------------------------
 
 
-def test_enable_lm_keeps_user_values_and_returns_builder(monkeypatch, tmp_path):
+@pytest.fixture
+def no_running_context(monkeypatch):
+    """enable_lm as before any session starts (the suite's own session is hidden from it)."""
+    from pyspark import SparkContext
+
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
+
+
+def _explain_providers_expected() -> bool:
+    return lmspark.spark_line() in lmspark.lines.LINES_WITH_EXPLAIN_PROVIDERS
+
+
+def test_enable_lm_keeps_user_values_and_returns_builder(monkeypatch, tmp_path, no_running_context):
     jar = tmp_path / "lmspark-test.jar"
     jar.write_bytes(b"")
     monkeypatch.setenv("LMSPARK_JAR", str(jar))
@@ -258,14 +270,15 @@ def test_enable_lm_keeps_user_values_and_returns_builder(monkeypatch, tmp_path):
     opts = builder._options
     assert opts["spark.jars"].split(",") == ["/opt/a.jar", "/opt/b.jar", str(jar.resolve())]
     assert opts["spark.sql.extensions"].split(",") == ["com.example.Ext", lmspark.EXTENSION_CLASS]
-    assert opts["spark.sql.extendedExplainProviders"].split(",") == ["com.example.Explain", lmspark.EXPLAIN_PROVIDER_CLASS]
+    assert opts["spark.sql.extendedExplainProviders"].split(",") == (
+        ["com.example.Explain", lmspark.EXPLAIN_PROVIDER_CLASS] if _explain_providers_expected() else ["com.example.Explain"])
     # idempotent
     lmspark.enable_lm(builder)
     assert builder._options["spark.jars"].split(",").count(str(jar.resolve())) == 1
     assert builder._options["spark.sql.extensions"].split(",").count(lmspark.EXTENSION_CLASS) == 1
 
 
-def test_enable_lm_on_fresh_builder(monkeypatch, tmp_path):
+def test_enable_lm_on_fresh_builder(monkeypatch, tmp_path, no_running_context):
     jar = tmp_path / "x.jar"
     jar.write_bytes(b"")
     monkeypatch.setenv("LMSPARK_JAR", str(jar))
@@ -273,7 +286,10 @@ def test_enable_lm_on_fresh_builder(monkeypatch, tmp_path):
     assert lmspark.enable_lm(builder) is builder
     assert builder._options["spark.jars"] == str(jar.resolve())
     assert builder._options["spark.sql.extensions"] == "lmspark.LmSparkExtensions"
-    assert builder._options["spark.sql.extendedExplainProviders"] == "lmspark.plan.LmExplain"
+    if _explain_providers_expected():
+        assert builder._options["spark.sql.extendedExplainProviders"] == "lmspark.plan.LmExplain"
+    else:  # Spark 3.5 has no such key
+        assert "spark.sql.extendedExplainProviders" not in builder._options
     # a fresh builder does not inherit another builder's options
     assert "spark.jars" not in SparkSession.builder._options
 

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from . import conf
+from .lines import LINES_WITH_EXPLAIN_PROVIDERS, SCALA_OF_LINE, UnsupportedSparkError, jar_name, supported_line
 
-__all__ = ["enable_lm", "jar_path", "conf", "__version__", "EXTENSION_CLASS", "EXPLAIN_PROVIDER_CLASS"]
+__all__ = ["enable_lm", "jar_path", "spark_line", "conf", "__version__", "EXTENSION_CLASS", "EXPLAIN_PROVIDER_CLASS",
+           "UnsupportedSparkError", "SessionAlreadyRunningError", "SUPPORTED_LINES"]
 
 _HERE = Path(__file__).resolve().parent
 __version__ = (_HERE / "VERSION").read_text().strip()
@@ -23,21 +25,47 @@ EXTENSION_CLASS = "lmspark.LmSparkExtensions"
 #: The class named in ``spark.sql.extendedExplainProviders``: the lmspark section of EXPLAIN EXTENDED.
 EXPLAIN_PROVIDER_CLASS = "lmspark.plan.LmExplain"
 
+#: The Spark lines this package ships a jar for.
+SUPPORTED_LINES = tuple(SCALA_OF_LINE)
+
 B = TypeVar("B")
 
 
-def jar_path() -> str:
-    """The path of the lmspark jar shipped inside this package.
+class SessionAlreadyRunningError(RuntimeError):
+    """``enable_lm`` was called while a SparkContext already runs in this process."""
+
+
+def _pyspark_version() -> str:
+    import pyspark
+
+    return pyspark.__version__
+
+
+def spark_line(version: str | None = None) -> str:
+    """The Spark line whose jar serves the installed pyspark (or ``version``), e.g. ``"4.3"``.
+
+    Raises :class:`UnsupportedSparkError`, naming the supported lines, when no jar does.
+    """
+    return supported_line(version or _pyspark_version())
+
+
+def jar_path(version: str | None = None) -> str:
+    """The path of the lmspark jar for the installed pyspark's line (or ``version``'s), shipped
+    inside this package.
 
     ``LMSPARK_JAR`` in the environment overrides it (for development builds).
     """
     override = os.environ.get("LMSPARK_JAR")
     if override:
         return str(Path(override).resolve())
-    jar = _HERE / "jars" / f"lmspark-{__version__}.jar"
+    line = spark_line(version)
+    jar = _HERE / "jars" / jar_name(line, __version__)
     if not jar.is_file():
+        shipped = sorted(p.name for p in (_HERE / "jars").glob("*.jar")) if (_HERE / "jars").is_dir() else []
         raise FileNotFoundError(
-            f"lmspark jar not found at {jar}; build it with `make jar` (or set LMSPARK_JAR)"
+            f"this lmspark package has no jar for Spark {line} ({jar.name}); it has: "
+            f"{', '.join(shipped) or 'no jars'}. Install the lmspark wheel, which carries every line's jar "
+            "(from a source checkout: `make wheel`)."
         )
     return str(jar)
 
@@ -50,16 +78,47 @@ def _append(builder, key: str, value: str, sep: str = ",") -> None:
     builder.config(key, sep.join(items))
 
 
+def _check_no_running_session() -> None:
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        raise SessionAlreadyRunningError(
+            "enable_lm must be called before the first SparkSession of this Python process starts: a "
+            "SparkContext is already running, and Spark cannot add lmspark's jar to it. Call spark.stop() "
+            "and build the session again with enable_lm(SparkSession.builder)...getOrCreate(), or start "
+            f"Python with `--jars {jar_path()} --conf spark.sql.extensions={EXTENSION_CLASS}` "
+            "(e.g. in PYSPARK_SUBMIT_ARGS). The running session was left as it was."
+        )
+
+
+def _check_not_remote(builder) -> None:
+    options = getattr(builder, "_options", {}) or {}
+    if "spark.remote" in options or os.environ.get("SPARK_REMOTE") or os.environ.get("SPARK_CONNECT_MODE_ENABLED"):
+        raise RuntimeError(
+            "enable_lm cannot add lmspark to a Spark Connect client: the server runs the scan. Start the "
+            f"server with `--jars {jar_path()} --conf spark.sql.extensions={EXTENSION_CLASS}`."
+        )
+
+
 def enable_lm(builder: B) -> B:
     """Adds lmspark to a ``SparkSession.Builder`` and returns the builder.
 
-    Appends the packaged jar to ``spark.jars``, ``lmspark.LmSparkExtensions`` to
-    ``spark.sql.extensions`` and lmspark's EXPLAIN section to
+    Appends the jar of the installed pyspark's line to ``spark.jars``, ``lmspark.LmSparkExtensions``
+    to ``spark.sql.extensions`` and, on lines that have it, lmspark's EXPLAIN section to
     ``spark.sql.extendedExplainProviders``, keeping the values already set on the builder.
     Switch lmspark off per session at run time with
     ``spark.conf.set("spark.lmspark.enabled", "false")``.
+
+    Raises :class:`UnsupportedSparkError` on a Spark line lmspark has no jar for, and
+    :class:`SessionAlreadyRunningError` when a SparkContext already runs (Spark could no longer
+    load the jar); the builder is left untouched then.
     """
-    _append(builder, "spark.jars", jar_path())
+    line = spark_line()
+    jar = jar_path()
+    _check_not_remote(builder)
+    _check_no_running_session()
+    _append(builder, "spark.jars", jar)
     _append(builder, "spark.sql.extensions", EXTENSION_CLASS)
-    _append(builder, "spark.sql.extendedExplainProviders", EXPLAIN_PROVIDER_CLASS)
+    if line in LINES_WITH_EXPLAIN_PROVIDERS:
+        _append(builder, "spark.sql.extendedExplainProviders", EXPLAIN_PROVIDER_CLASS)
     return builder
