@@ -210,6 +210,10 @@ object ColumnReaderFactory {
     val ann: LogicalTypeAnnotation = t.getLogicalTypeAnnotation
     if (!isKnownAnnotation(ann))
       return Left(s"${describe(descriptor)}: logical type $ann is not supported")
+    lmspark.shim.LineReadRules.refusal(descriptor, sparkType) match {
+      case Some(why) => return Left(why)
+      case None =>
+    }
     val rebase = options.rebaseCheck
     import ConvertingWriters._
     // The order of the cases follows Spark 4.1's ParquetVectorUpdaterFactory.getUpdater, so that

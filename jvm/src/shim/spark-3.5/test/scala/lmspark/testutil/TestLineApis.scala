@@ -13,6 +13,12 @@ import org.apache.spark.sql.types.DataType
   * only for FLOAT and DOUBLE, no `bloom_filter_length`. `None` means absent; a test that needs it
   * cancels (`assume`) on this line. */
 object TestLineApis {
+  /** 3.5 reads some pairs differently (no widening); lmspark declines them (`LineReadRules`). */
+  val readRulesAreLmsparks: Boolean = false
+
+  /** Whether the line has `spark.sql.extendedExplainProviders` (the EXPLAIN EXTENDED section). */
+  val hasExplainProviders: Boolean = false
+
   def condition(t: SparkThrowable): String = t.getErrorClass
 
   val collatedString: Option[DataType] = None

@@ -12,6 +12,12 @@ import org.apache.spark.sql.types.{DataType, StringType, VariantType}
 /** What the tests use that only some lines' Spark or parquet-java have, as the 4.x lines have it.
   * `None` means the line lacks it; a test that needs it cancels (`assume`) on that line. */
 object TestLineApis {
+  /** Whether the line's Spark reads every (Parquet, Spark) type pair as lmspark's rules do. */
+  val readRulesAreLmsparks: Boolean = true
+
+  /** Whether the line has `spark.sql.extendedExplainProviders` (the EXPLAIN EXTENDED section). */
+  val hasExplainProviders: Boolean = true
+
   def condition(t: SparkThrowable): String = t.getCondition
 
   /** A string type under a non-binary collation. */
