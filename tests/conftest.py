@@ -248,6 +248,8 @@ def normalise(value):
         return ("map", tuple(sorted(((normalise(k), normalise(v)) for k, v in value.items()), key=repr)))
     if isinstance(value, (list, tuple)):  # Row is a tuple
         return tuple(normalise(v) for v in value)
+    if hasattr(value, "getBytes") and hasattr(value, "getSrid"):  # Geometry / Geography (Spark 4.3)
+        return (type(value).__name__, bytes(value.getBytes()), value.getSrid())
     return value
 
 

@@ -35,7 +35,7 @@ def test_bench_smoke(tmp_path: Path) -> None:
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
     assert p.returncode == 0, f"benchmark failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}"
 
-    csvs = list(out.glob("*-sf0.01.csv"))
+    csvs = list(out.glob("*-sf0.01-spark*.csv"))
     assert len(csvs) == 1, sorted(out.iterdir())
     stem = csvs[0].name[: -len(".csv")]
     for suffix in (".csv", ".md", "-ratios.png", "-selectivity.png"):

@@ -18,7 +18,7 @@ Where the corpus documents a file's contents (``*_expect.csv``, ``int96_from_spa
 page statistics in ``fixed_length_byte_array.md`` / ``int32_with_null_pages.md``, and notes in
 its README), lmspark's answer is checked against them as well, parsed from those files.
 
-Each file's outcome goes into ``tests/corpus_outcomes.md``; the last test compares that table
+Each file's outcome goes into ``tests/corpus_outcomes/spark<line>.md`` (one table per Spark line); the last test compares that table
 with what this run observed (regenerate with ``LMSPARK_WRITE_CORPUS_TABLE=1``).
 
 The corpus lives outside the repository: ``<repo>/../shared/corpus`` (or ``$LMSPARK_CORPUS``,
@@ -87,7 +87,14 @@ EXPLICIT_SCHEMA = {
 }
 
 #: The outcome table, and the variable that makes a run rewrite it.
-OUTCOME_TABLE = REPO_ROOT / "tests" / "corpus_outcomes.md"
+def _spark_line() -> str:
+    import pyspark
+
+    return ".".join(pyspark.__version__.split(".")[:2])
+
+
+#: One table per Spark line: what each line's Spark reads differs (4.3 reads geospatial types).
+OUTCOME_TABLE = REPO_ROOT / "tests" / "corpus_outcomes" / f"spark{_spark_line()}.md"
 WRITE_TABLE_ENV = "LMSPARK_WRITE_CORPUS_TABLE"
 #: Corpus file (relative path) -> outcome, filled in by test_corpus_file.
 OUTCOMES: dict[str, str] = {}

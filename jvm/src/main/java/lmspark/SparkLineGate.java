@@ -26,6 +26,9 @@ public final class SparkLineGate {
   /** The Spark line this jar was built for, e.g. {@code 4.3}. */
   public static String builtLine() { return BUILD.getProperty("line", "unknown"); }
 
+  /** lmspark's version, e.g. {@code 0.1.0}. */
+  public static String version() { return BUILD.getProperty("version", "unknown"); }
+
   /** Every Spark line an lmspark jar is built for, e.g. {@code 3.5, 4.0, 4.1, 4.2, 4.3}. */
   public static String supportedLines() { return BUILD.getProperty("lines", builtLine()).replace(",", ", "); }
 

@@ -14,8 +14,8 @@ import org.apache.spark.sql.internal.SQLConf
  */
 object LmConf {
 
-  /** One flag: its key, default, doc and how to parse it. */
-  final case class Entry[T](key: String, default: T, doc: String, category: String)(
+  /** One flag: its key, default, doc, how to parse it and what a valid value is (for the error). */
+  final case class Entry[T](key: String, default: T, doc: String, category: String, expectation: String)(
       val parse: String => T) {
     def defaultString: String = default.toString
 
@@ -35,17 +35,42 @@ object LmConf {
 
   private val all = scala.collection.mutable.ArrayBuffer.empty[Entry[_]]
 
-  private def register[T](e: Entry[T]): Entry[T] = { all += e; e }
+  /** Keeps the entry and registers it with Spark's SQL conf, which then checks values when they are
+    * set and lists the flag in `SET -v`. */
+  private def register[T](e: Entry[T]): Entry[T] = {
+    all += e
+    val valid = (v: String) => scala.util.Try(e.parse(v.trim)).isSuccess
+    org.apache.spark.sql.lmspark.LmConfRegistry.register(e.key, e.doc, SparkLineGate.version(), e.defaultString, valid, e.expectation)
+    e
+  }
+
+  /** Registers every flag (by initialising this object); called when the extension is injected. */
+  def registerAll(): Unit = ()
+
+  /** The `spark.lmspark.*` keys set in `conf` that are no flag, each with the closest flag's key. */
+  def unknownKeys(conf: SQLConf): Seq[(String, String)] = {
+    val known = all.map(_.key).toSet
+    conf.getAllConfs.keys.toSeq.sorted
+      .filter(k => k.startsWith("spark.lmspark.") && !known(k))
+      .map(k => k -> all.map(_.key).minBy(c => editDistance(c.toLowerCase(java.util.Locale.ROOT), k.toLowerCase(java.util.Locale.ROOT))))
+  }
+
+  private def editDistance(a: String, b: String): Int = {
+    val d = Array.tabulate(a.length + 1, b.length + 1)((i, j) => if (i == 0) j else if (j == 0) i else 0)
+    for (i <- 1 to a.length; j <- 1 to b.length)
+      d(i)(j) = math.min(math.min(d(i - 1)(j) + 1, d(i)(j - 1) + 1), d(i - 1)(j - 1) + (if (a(i - 1) == b(j - 1)) 0 else 1))
+    d(a.length)(b.length)
+  }
 
   private def bool(key: String, default: Boolean, category: String, doc: String): Entry[Boolean] =
-    register(Entry(key, default, doc, category)(s => s.toLowerCase match {
+    register(Entry(key, default, doc, category, "true or false")(s => s.toLowerCase match {
       case "true" => true
       case "false" => false
       case _ => throw new IllegalArgumentException("expected true or false")
     }))
 
   private def int(key: String, default: Int, category: String, doc: String, min: Int): Entry[Int] =
-    register(Entry(key, default, doc, category)(s => {
+    register(Entry(key, default, doc, category, s"an integer of at least $min")(s => {
       val v = try s.toInt catch { case _: NumberFormatException => throw new IllegalArgumentException("expected an integer") }
       if (v < min) throw new IllegalArgumentException(s"must be at least $min")
       v
@@ -53,14 +78,14 @@ object LmConf {
 
   /** A fraction in [0, 1]. */
   private def fraction(key: String, default: Double, category: String, doc: String): Entry[Double] =
-    register(Entry(key, default, doc, category)(s => {
+    register(Entry(key, default, doc, category, "a number between 0 and 1")(s => {
       val v = try s.toDouble catch { case _: NumberFormatException => throw new IllegalArgumentException("expected a number") }
       if (!(v >= 0.0 && v <= 1.0)) throw new IllegalArgumentException("must be between 0 and 1")
       v
     }))
 
   private def long(key: String, default: Long, category: String, doc: String, min: Long): Entry[Long] =
-    register(Entry(key, default, doc, category)(s => {
+    register(Entry(key, default, doc, category, s"an integer of at least $min")(s => {
       val v = try s.toLong catch { case _: NumberFormatException => throw new IllegalArgumentException("expected an integer") }
       if (v < min) throw new IllegalArgumentException(s"must be at least $min")
       v
@@ -68,7 +93,7 @@ object LmConf {
 
   /** A string that must be one of `choices` (case-insensitive); the value is kept in lower case. */
   private def choice(key: String, default: String, category: String, doc: String, choices: Seq[String]): Entry[String] =
-    register(Entry(key, default, doc, category)(s => {
+    register(Entry(key, default, doc, category, s"one of ${choices.mkString(", ")}")(s => {
       val v = s.toLowerCase(java.util.Locale.ROOT)
       if (!choices.contains(v)) throw new IllegalArgumentException(s"expected one of ${choices.mkString(", ")}")
       v

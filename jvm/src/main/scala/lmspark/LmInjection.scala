@@ -18,6 +18,7 @@ import lmspark.plan.LmScanRule
  */
 object LmInjection {
   def inject(ext: SparkSessionExtensions): Unit = {
+    LmConf.registerAll() // before the session's confs are set, so that Spark checks them
     ext.injectQueryStagePrepRule(session => LmScanRule(session))
     ext.injectColumnar(session => new ColumnarRule {
       override def preColumnarTransitions = LmScanRule(session)

@@ -17,6 +17,7 @@ import lmspark.shim.SparkScanShim
  */
 case class LmScanRule(session: SparkSession) extends Rule[SparkPlan] {
   override def apply(plan: SparkPlan): SparkPlan = {
+    UnknownFlags.warnOnce(conf)
     if (!LmConf.ENABLED.get(conf)) return plan
     plan.transformUp {
       case scan: FileSourceScanExec if scan.relation.fileFormat.getClass == classOf[ParquetFileFormat] =>

@@ -1,0 +1,62 @@
+package lmspark
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import lmspark.plan.UnknownFlags
+import lmspark.testutil.LmSparkSession
+
+/** lmspark's flags are Spark SQL confs: a bad value fails when it is set, `SET -v` lists every flag
+  * with its doc, a good value takes effect, and an unknown `spark.lmspark.*` key gets one warning
+  * naming the closest flag. */
+class LmConfRegistrationSuite extends AnyFunSuite with LmSparkSession {
+
+  private val rnd = new scala.util.Random(17)
+
+  /** A value each entry refuses, and one it takes, derived from its own parser. */
+  private def badValues(e: LmConf.Entry[_]): Seq[String] =
+    Seq("abc", "", "1e999x", "-1", "2.5", "maybe").filter(v => scala.util.Try(e.parse(v)).isFailure)
+
+  test("a bad value is refused when it is set, through spark.conf.set and SQL SET, naming the flag") {
+    for (e <- LmConf.entries; bad <- badValues(e)) {
+      val before = spark.conf.get(e.key)
+      val viaConf = intercept[IllegalArgumentException](spark.conf.set(e.key, bad))
+      assert(viaConf.getMessage.contains(e.key) && viaConf.getMessage.contains(e.expectation), viaConf.getMessage)
+      val viaSql = intercept[IllegalArgumentException](spark.sql(s"SET ${e.key}=$bad").collect())
+      assert(viaSql.getMessage.contains(e.key), viaSql.getMessage)
+      assert(spark.conf.get(e.key) == before, s"${e.key} changed by a refused value")
+    }
+  }
+
+  test("SET -v lists every flag with its doc and default") {
+    val rows = spark.sql("SET -v").collect().map(r => r.getString(0) -> r).toMap
+    for (e <- LmConf.entries) {
+      val row = rows.getOrElse(e.key, fail(s"${e.key} missing from SET -v"))
+      assert(row.getString(1) == e.defaultString, e.key)
+      assert(row.getString(2) == e.doc, e.key)
+    }
+  }
+
+  test("a good value takes effect and is read back by the flag") {
+    val k = LmConf.BATCH_SIZE.key
+    val v = 64 + rnd.nextInt(4000)
+    withConf(k -> v.toString) {
+      assert(LmConf.BATCH_SIZE.get(spark.sessionState.conf) == v)
+    }
+    withConf(LmConf.OUTPUT.key -> "ROW") {
+      assert(LmConf.OUTPUT.get(spark.sessionState.conf) == "row")
+    }
+  }
+
+  test("an unknown spark.lmspark key is accepted with one warning naming the closest flag") {
+    val typos = Seq("spark.lmspark.batchsize" -> LmConf.BATCH_SIZE.key,
+      "spark.lmspark.lateMaterialisation.enabled" -> LmConf.LATE_MATERIALIZATION.key)
+    val dir = newDir("unknown-flags")
+    spark.range(10).write.parquet(dir)
+    for ((typo, closest) <- typos) withConf(typo -> "true") {
+      assert(LmConf.unknownKeys(spark.sessionState.conf).contains(typo -> closest))
+      spark.read.parquet(dir).where("id > 3").collect()
+      assert(UnknownFlags.warnedKeys.contains(typo))
+    }
+    assert(LmConf.unknownKeys(spark.sessionState.conf).isEmpty)
+  }
+}
