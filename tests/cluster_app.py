@@ -32,12 +32,12 @@ from conftest import (  # noqa: E402
     LM_CONF,
     LM_NODE,
     REFERENCE_CONF,
-    _plan_nodes,
     describe_difference,
     fallback_reasons,
     lm_status,
     run_query_full,
 )
+import lmspark  # noqa: E402
 from lmspark import enable_lm  # noqa: E402
 
 
@@ -47,18 +47,11 @@ def _get_json(url: str):
 
 
 def _all_lm_metrics(df) -> dict[str, int]:
-    """Every metric of every LmParquetScanExec in the executed plan, summed by name."""
-    totals: dict[str, int] = {}
-    scans = 0
-    for node in _plan_nodes(df._jdf.queryExecution().executedPlan()):
-        if node.getClass().getSimpleName() == "LmParquetScanExec":
-            scans += 1
-            it = node.metrics().iterator()
-            while it.hasNext():
-                kv = it.next()
-                totals[kv._1()] = totals.get(kv._1(), 0) + int(kv._2().value())
-    totals["scans"] = scans
-    return totals
+    """Every metric of every LmParquetScanExec in the executed plan, summed by name (``scans``: how
+    many lmspark scans), through ``lmspark.metrics``."""
+    out = lmspark.metrics(df)
+    out.setdefault("scans", 0)
+    return out
 
 
 def _stage_executors(spark: SparkSession, group: str) -> dict[str, int]:

@@ -73,6 +73,9 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.default.parallelism", "4")
         .config("spark.sql.session.timeZone", "UTC")
+        # what 4.x writes by default; 3.5 refuses to write ancient dates without it
+        .config("spark.sql.parquet.datetimeRebaseModeInWrite", "CORRECTED")
+        .config("spark.sql.parquet.int96RebaseModeInWrite", "CORRECTED")
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
         # plan strings abbreviate metadata values (Format included) beyond this length
         .config("spark.sql.maxMetadataStringLength", "2000")
@@ -311,37 +314,14 @@ FILES_READ, FILES_FALLBACK, ROW_GROUPS_READ = "lmFilesRead", "filesFallback", "r
 _LM_METRICS = (FILES_READ, FILES_FALLBACK, ROW_GROUPS_READ, "lmBytesRead")
 
 
-def _plan_nodes(plan) -> Iterator:
-    """Every node of an executed (JVM) plan, looking inside adaptive plans and query stages;
-    reused exchanges are not entered (their scans are counted where they first ran)."""
-    stack = [plan]
-    while stack:
-        node = stack.pop()
-        yield node
-        name = node.getClass().getSimpleName()
-        if name == "AdaptiveSparkPlanExec":
-            stack.append(node.executedPlan())
-        elif name.endswith("QueryStageExec"):
-            stack.append(node.plan())
-        elif name == "ReusedExchangeExec":
-            continue
-        children = node.children()
-        stack.extend(children.apply(i) for i in range(children.size()))
-
-
 def lm_scan_metrics(df: DataFrame) -> dict[str, int]:
     """The metrics of every LmParquetScanExec in ``df``'s executed plan, summed (all zero
-    without one). Read after the query ran: files read by lmspark, files handed to Spark's
-    reader, row groups read, bytes read."""
+    without one), through ``lmspark.metrics``. Read after the query ran: files read by lmspark,
+    files handed to Spark's reader, row groups read, bytes read; ``scans``: how many lmspark scans."""
+    got = lmspark.metrics(df)
     totals = dict.fromkeys(_LM_METRICS, 0)
-    totals["scans"] = 0
-    for node in _plan_nodes(df._jdf.queryExecution().executedPlan()):
-        if node.getClass().getSimpleName() == "LmParquetScanExec":
-            totals["scans"] += 1
-            metrics = node.metrics()
-            for key in _LM_METRICS:
-                if metrics.contains(key):
-                    totals[key] += int(metrics.apply(key).value())
+    totals.update({k: got.get(k, 0) for k in _LM_METRICS})
+    totals["scans"] = got.get("scans", 0)
     return totals
 
 

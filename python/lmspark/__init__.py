@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from . import conf
+from .report import Explanation, ScanReport, explain, metrics
 from .lines import LINES_WITH_EXPLAIN_PROVIDERS, SCALA_OF_LINE, UnsupportedSparkError, jar_name, supported_line
 
-__all__ = ["enable_lm", "jar_path", "spark_line", "conf", "__version__", "EXTENSION_CLASS", "EXPLAIN_PROVIDER_CLASS",
+__all__ = ["enable_lm", "jar_path", "spark_line", "explain", "metrics", "Explanation", "ScanReport", "conf", "__version__", "EXTENSION_CLASS", "EXPLAIN_PROVIDER_CLASS",
            "UnsupportedSparkError", "SessionAlreadyRunningError", "SUPPORTED_LINES"]
 
 _HERE = Path(__file__).resolve().parent

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -29,7 +28,6 @@ from typing import Callable
 
 ENABLED = "spark.lmspark.enabled"
 LM_NODE = "LmParquetScan"
-_FALLBACK_RE = re.compile(r"lmspark fallback: ([^\]\n]*)\]")
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,13 +174,16 @@ def _rows(rows) -> list:
 
 
 def plan_status(df) -> str:
-    plan = df._jdf.queryExecution().executedPlan().toString()
-    if LM_NODE in plan:
-        reasons = list(dict.fromkeys(m.group(1).strip() for m in _FALLBACK_RE.finditer(plan)))
-        return LM_NODE + (f" (+ fallback elsewhere: {'; '.join(reasons)})" if reasons else "")
-    reasons = list(dict.fromkeys(m.group(1).strip() for m in _FALLBACK_RE.finditer(plan)))
-    if reasons:
-        return "fallback: " + "; ".join(reasons)
+    """LmParquetScan, or why lmspark did not serve the query (``lmspark.explain``)."""
+    from . import explain
+
+    e = explain(df)
+    if not e.active:
+        return f"lmspark inactive: {e.inactive_reason}"
+    if e.served:
+        return LM_NODE + (f" (+ fallback elsewhere: {'; '.join(e.reasons)})" if e.reasons else "")
+    if e.reasons:
+        return "fallback: " + "; ".join(e.reasons)
     return "Spark scan, no lmspark mark"
 
 

@@ -60,9 +60,16 @@ case class LmParquetScanExec(
   @transient lazy val translation: Translation =
     CatalystTranslator.translate(dataFilters, requiredSchema, conf.caseSensitiveAnalysis)
 
+  /** Why this scan's tasks handed files to Spark's reader, gathered on the driver ([[LmReport]]). */
+  @transient lazy val fileFallbackReasons: FileFallbackReasons = {
+    val acc = new FileFallbackReasons
+    sparkContext.register(acc, "lmspark file fallback reasons")
+    acc
+  }
+
   /** The scan that executes: Spark's file listing and splits, lmspark's per-file reader. */
   @transient private lazy val wrapped: FileSourceScanExec = {
-    val format = new LmParquetFileFormat(LmMetrics.scanMetrics(lmMetrics), translation.predicate)
+    val format = new LmParquetFileFormat(LmMetrics.scanMetrics(lmMetrics), translation.predicate, fileFallbackReasons)
     val lmRelation = relation.copy(fileFormat = format)(relation.sparkSession)
     SparkScanShim.scanOf(fields.copy(relation = lmRelation))
   }

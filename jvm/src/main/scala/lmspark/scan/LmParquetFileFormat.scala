@@ -16,7 +16,7 @@ import org.apache.spark.util.SerializableConfiguration
 
 import lmspark.LmConf
 import lmspark.meta.FooterReader
-import lmspark.plan.ScanMetrics
+import lmspark.plan.{FileFallbackReasons, ScanMetrics}
 import lmspark.predicate.Predicate
 import lmspark.shim.SparkInternals
 
@@ -31,7 +31,8 @@ import lmspark.shim.SparkInternals
  * translated `dataFilters`; lmspark's reader uses it only to skip row groups and pages that
  * provably hold no passing row.
  */
-class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate) extends ParquetFileFormat with Logging {
+class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallbackReasons: FileFallbackReasons)
+  extends ParquetFileFormat with Logging {
 
   override def toString: String = "Parquet (lmspark)"
 
@@ -82,6 +83,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate) extends Pa
       selectionThreshold = LmConf.SELECTION_THRESHOLD.get(sqlConf))
     val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val scanMetrics = metrics
+    val reasons = fileFallbackReasons
     val ignoreCorruptFiles = new FileSourceOptions(CaseInsensitiveMap(options)).ignoreCorruptFiles
 
     val read = (file: PartitionedFile) => {
@@ -100,6 +102,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate) extends Pa
           open.close()
           logInfo(s"lmspark hands ${file.filePath} to Spark's reader: $reason")
           scanMetrics.filesFallback += 1
+          reasons.add(reason)
           sparkReader(file)
       }
     }

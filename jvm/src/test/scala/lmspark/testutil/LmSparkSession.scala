@@ -39,7 +39,7 @@ trait LmSparkSession extends BeforeAndAfterAll with AdaptiveSparkPlanHelper { se
       .config("spark.sql.session.timeZone", "UTC")
       .config("spark.sql.extendedExplainProviders", "lmspark.plan.LmExplain")
       .withExtensions { e => new LmSparkExtensions().apply(e); () }
-    sparkConf.foreach { case (k, v) => b.config(k, v) }
+    (TestLineApis.sessionDefaults ++ sparkConf).foreach { case (k, v) => b.config(k, v) }
     _spark = b.getOrCreate()
   }
 

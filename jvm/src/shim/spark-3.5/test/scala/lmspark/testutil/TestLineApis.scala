@@ -19,6 +19,12 @@ object TestLineApis {
   /** Whether the line has `spark.sql.extendedExplainProviders` (the EXPLAIN EXTENDED section). */
   val hasExplainProviders: Boolean = false
 
+  /** Session confs the tests run with so that they write what the 4.x lines write by default: 3.5
+    * refuses to write ancient dates unless told how to rebase them (4.x writes them CORRECTED). */
+  val sessionDefaults: Map[String, String] = Map(
+    "spark.sql.parquet.datetimeRebaseModeInWrite" -> "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInWrite" -> "CORRECTED")
+
   def condition(t: SparkThrowable): String = t.getErrorClass
 
   val collatedString: Option[DataType] = None

@@ -18,6 +18,9 @@ object TestLineApis {
   /** Whether the line has `spark.sql.extendedExplainProviders` (the EXPLAIN EXTENDED section). */
   val hasExplainProviders: Boolean = true
 
+  /** Session confs the tests run with beyond the line's defaults: none on 4.x. */
+  val sessionDefaults: Map[String, String] = Map.empty
+
   def condition(t: SparkThrowable): String = t.getCondition
 
   /** A string type under a non-binary collation. */
