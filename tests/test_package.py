@@ -94,3 +94,51 @@ def test_enable_lm_on_a_remote_builder_raises(monkeypatch):
         assert "spark.jars" not in builder._options or lmspark.jar_path() not in builder._options["spark.jars"]
     finally:
         builder._options.pop("spark.remote", None)
+
+
+# --------------------------------------------------------------------------------------------
+# lmspark.explain(df) and lmspark.metrics(df)
+# --------------------------------------------------------------------------------------------
+
+
+def test_explain_and_metrics_of_a_served_scan(spark, tmp_path):
+    path = str(tmp_path / "t")
+    spark.range(0, 20_000, 1, 2).selectExpr("id", "id % 13 as k").write.parquet(path)
+    df = spark.read.parquet(path).where("k = 3")
+    rows = df.collect()
+    e = lmspark.explain(df)
+    assert e.active and e.served and not e.reasons, e
+    assert "LmParquetScan" in str(e)
+    m = lmspark.metrics(df)
+    assert m["scans"] == 1 and m["lmFilesRead"] == 2, m
+    assert m.get("rowsMaterialized", len(rows)) >= len(rows)
+
+
+def test_explain_of_a_declined_scan_names_the_column(spark, tmp_path):
+    path = str(tmp_path / "nested")
+    spark.range(10).selectExpr("id", "array(id, id + 1) as arr").write.parquet(path)
+    df = spark.read.parquet(path)
+    df.collect()
+    e = lmspark.explain(df)
+    assert e.active and not e.served
+    assert any("arr" in r for r in e.reasons), e.reasons
+    assert lmspark.metrics(df)["scans"] == 0
+
+
+def test_explain_gives_per_file_reasons_after_an_action(spark):
+    """A file lmspark hands to Spark's reader (the geospatial corpus file: 4.3 reads GEOMETRY,
+    lmspark leaves the type to Spark) shows its reason and file count."""
+    import os
+
+    root = Path(os.environ.get("LMSPARK_CORPUS", REPO_ROOT.parent / "shared" / "corpus"))
+    corpus = root / "parquet-testing" / "data" / "geospatial" / "geospatial.parquet"
+    if lmspark.spark_line() != "4.3" or not corpus.is_file():
+        pytest.skip("only Spark 4.3 reads GEOMETRY columns, which lmspark hands to Spark's reader")
+    df = spark.read.parquet(str(corpus))
+    df.collect()
+    e = lmspark.explain(df)
+    assert e.served
+    (scan,) = [s for s in e.scans if s.served]
+    assert any("geometry" in r for r in scan.file_reasons), scan
+    assert sum(scan.file_reasons.values()) == 1
+    assert lmspark.metrics(df)["filesFallback"] == 1
