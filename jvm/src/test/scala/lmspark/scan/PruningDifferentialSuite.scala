@@ -142,8 +142,8 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
     load(label, dir, sortedBy = sortBy)
   }
 
-  private def smallPages(rowGroupRows: Int, pageRows: Int): Seq[(String, String)] = Seq(
-    "parquet.block.row.count.limit" -> rowGroupRows.toString,
+  private def smallPages(rowGroupRows: Int, pageRows: Int): Seq[(String, String)] =
+    lmspark.testutil.TestLineApis.rowGroupRows(rowGroupRows) ++ Seq(
     "parquet.page.row.count.limit" -> pageRows.toString,
     "parquet.page.size" -> "4096")
 
