@@ -24,7 +24,7 @@ class BatchRowWriterSuite extends AnyFunSuite {
     BooleanType, ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType,
     DecimalType(7, 2), DecimalType(9, 0), DecimalType(15, 3), DecimalType(18, 18), DecimalType(19, 2),
     DecimalType(28, 5), DecimalType(38, 0), StringType, BinaryType,
-    DateType, TimestampType, TimestampNTZType, YearMonthIntervalType(), DayTimeIntervalType()) ++ TestLineApis.nullTypeVectors ++
+    DateType, TimestampType, TimestampNTZType, YearMonthIntervalType(), DayTimeIntervalType()) ++ lmspark.testutil.WriterLayouts.nullTypeVectors ++
     TestLineApis.collatedString
 
   /** A random Catalyst value of `t` (never null). */

@@ -28,7 +28,7 @@ class IgnoreCorruptFilesSuite extends AnyFunSuite with LmSparkSession {
     val dir = newDir(s"good-$i")
     spark.range(i * 1000L, (i + 1) * 1000L, 1, 1).select(col("id"), (col("id") % 7).as("k"),
       concat(lit("v"), col("id")).as("s"))
-      .write.options(lmspark.testutil.TestLineApis.rowGroupRows(1000).toMap).option("compression", "snappy").parquet(dir)
+      .write.options(lmspark.testutil.WriterLayouts.rowGroupRows(1000).toMap).option("compression", "snappy").parquet(dir)
     new java.io.File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head.toPath
   }
 

@@ -63,7 +63,7 @@ class MetadataTrapSuite extends AnyFunSuite with LmSparkSession {
         .when(col("id") % 3 === 1, concat(lit("zz"), col("id")))
         .otherwise(concat(lit("a"), col("id"))).as("s"))
       .write
-      .options(lmspark.testutil.TestLineApis.rowGroupRows(RgRows).toMap)
+      .options(lmspark.testutil.WriterLayouts.rowGroupRows(RgRows).toMap)
       .option("parquet.page.row.count.limit", PageRows.toString)
       .option("parquet.enable.dictionary", "false")
       .option("parquet.bloom.filter.enabled#x", "true")
@@ -570,7 +570,7 @@ class MetadataTrapSuite extends AnyFunSuite with LmSparkSession {
       col("id"),
       when(col("id") % RgRows < 500, concat(lit("v"), col("id") % 10)).otherwise(concat(lit("u"), col("id"))).as("c"))
       .write
-      .options(lmspark.testutil.TestLineApis.rowGroupRows(RgRows).toMap)
+      .options(lmspark.testutil.WriterLayouts.rowGroupRows(RgRows).toMap)
       .option("parquet.page.row.count.limit", PageRows.toString)
       .option("parquet.enable.dictionary", "true")
       .option("parquet.dictionary.page.size", "256")

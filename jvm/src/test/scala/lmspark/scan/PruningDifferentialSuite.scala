@@ -143,7 +143,7 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
   }
 
   private def smallPages(rowGroupRows: Int, pageRows: Int): Seq[(String, String)] =
-    lmspark.testutil.TestLineApis.rowGroupRows(rowGroupRows) ++ Seq(
+    lmspark.testutil.WriterLayouts.rowGroupRows(rowGroupRows) ++ Seq(
     "parquet.page.row.count.limit" -> pageRows.toString,
     "parquet.page.size" -> "4096")
 

@@ -41,7 +41,7 @@ class SilentLossSuite extends AnyFunSuite with LmSparkSession {
       concat(lit("s"), col("id")).as("s"),
       (col("id") * 0.5).as("d"))
       .write
-      .options(lmspark.testutil.TestLineApis.rowGroupRows(rowGroupRows).toMap)
+      .options(lmspark.testutil.WriterLayouts.rowGroupRows(rowGroupRows).toMap)
       .option("parquet.page.row.count.limit", "100")
       .parquet(dir)
     val file = new java.io.File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head.toPath

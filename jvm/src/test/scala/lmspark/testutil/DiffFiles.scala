@@ -153,7 +153,7 @@ object DiffFiles {
     }
     val sortBy = if (r.nextInt(5) < 2) Some(columns(r.nextInt(n)).name) else None
     val dictionary = r.nextInt(3) != 0
-    val options = TestLineApis.rowGroupRows(150 + r.nextInt(1200)) ++ Seq(
+    val options = WriterLayouts.rowGroupRows(150 + r.nextInt(1200)) ++ Seq(
       "parquet.page.row.count.limit" -> (10 + r.nextInt(200)).toString,
       "parquet.page.size" -> Seq("1024", "2048", "8192")(r.nextInt(3)),
       "parquet.enable.dictionary" -> dictionary.toString,

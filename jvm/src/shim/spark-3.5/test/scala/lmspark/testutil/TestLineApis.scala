@@ -25,15 +25,6 @@ object TestLineApis {
     "spark.sql.parquet.datetimeRebaseModeInWrite" -> "CORRECTED",
     "spark.sql.parquet.int96RebaseModeInWrite" -> "CORRECTED")
 
-  /** Writer options that make Spark write row groups of exactly `rows` rows: parquet-java 1.13 has
-    * no row-count limit, so the block size is one byte and the size check runs every `rows` rows
-    * (each check then closes the row group). */
-  def rowGroupRows(rows: Int): Seq[(String, String)] = Seq("parquet.block.size" -> "1",
-    "parquet.page.size.row.check.min" -> rows.toString, "parquet.page.size.row.check.max" -> rows.toString)
-
-  /** None: Spark 3.5's column vectors cannot hold a NULL-typed column. */
-  val nullTypeVectors: Seq[DataType] = Nil
-
   def condition(t: SparkThrowable): String = t.getErrorClass
 
   val collatedString: Option[DataType] = None

@@ -7,7 +7,7 @@ import org.apache.parquet.format.ColumnMetaData
 import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData
 import org.apache.parquet.schema.LogicalTypeAnnotation
 import org.apache.spark.SparkThrowable
-import org.apache.spark.sql.types.{DataType, NullType, StringType, VariantType}
+import org.apache.spark.sql.types.{DataType, StringType, VariantType}
 
 /** What the tests use that only some lines' Spark or parquet-java have, as the 4.x lines have it.
   * `None` means the line lacks it; a test that needs it cancels (`assume`) on that line. */
@@ -20,12 +20,6 @@ object TestLineApis {
 
   /** Session confs the tests run with beyond the line's defaults: none on 4.x. */
   val sessionDefaults: Map[String, String] = Map.empty
-
-  /** Writer options that make Spark write row groups of exactly `rows` rows. */
-  def rowGroupRows(rows: Int): Seq[(String, String)] = Seq("parquet.block.row.count.limit" -> rows.toString)
-
-  /** NULL-typed columns, which the line's column vectors hold. */
-  val nullTypeVectors: Seq[DataType] = Seq(NullType)
 
   def condition(t: SparkThrowable): String = t.getCondition
 
