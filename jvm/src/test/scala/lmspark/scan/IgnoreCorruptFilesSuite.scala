@@ -26,9 +26,9 @@ class IgnoreCorruptFilesSuite extends AnyFunSuite with LmSparkSession {
 
   private lazy val good: Seq[Path] = (0 until 3).map { i =>
     val dir = newDir(s"good-$i")
-    spark.range(i * 1000L, (i + 1) * 1000L, 1, 1).select(col("id"), (col("id") % 7).as("k"),
+    val df = spark.range(i * 1000L, (i + 1) * 1000L, 1, 1).select(col("id"), (col("id") % 7).as("k"),
       concat(lit("v"), col("id")).as("s"))
-      .write.options(lmspark.testutil.WriterLayouts.rowGroupRows(1000).toMap).option("compression", "snappy").parquet(dir)
+    lmspark.testutil.WriterLayouts.writeRowGroups(df, dir, 1000, Map("compression" -> "snappy"))
     new java.io.File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head.toPath
   }
 

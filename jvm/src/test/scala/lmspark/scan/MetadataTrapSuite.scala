@@ -53,7 +53,7 @@ class MetadataTrapSuite extends AnyFunSuite with LmSparkSession {
 
   private lazy val base: Path = {
     val dir = newDir("trap-base")
-    spark.range(0, 2 * RgRows, 1, 1).select(
+    val df = spark.range(0, 2 * RgRows, 1, 1).select(
       col("id"),
       col("id").cast("int").as("x"),
       (col("id") * 7919 % 1000).cast("int").as("u"),
@@ -62,20 +62,18 @@ class MetadataTrapSuite extends AnyFunSuite with LmSparkSession {
       when(col("id") % 3 === 0, concat(lit("é"), col("id")))
         .when(col("id") % 3 === 1, concat(lit("zz"), col("id")))
         .otherwise(concat(lit("a"), col("id"))).as("s"))
-      .write
-      .options(lmspark.testutil.WriterLayouts.rowGroupRows(RgRows).toMap)
-      .option("parquet.page.row.count.limit", PageRows.toString)
-      .option("parquet.enable.dictionary", "false")
-      .option("parquet.bloom.filter.enabled#x", "true")
-      .option("parquet.bloom.filter.expected.ndv#x", RgRows.toString)
-      .parquet(dir)
+    lmspark.testutil.WriterLayouts.writeRowGroups(df, dir, RgRows, Map(
+      "parquet.page.row.count.limit" -> PageRows.toString,
+      "parquet.enable.dictionary" -> "false",
+      "parquet.bloom.filter.enabled#x" -> "true",
+      "parquet.bloom.filter.expected.ndv#x" -> RgRows.toString))
     val file = new java.io.File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head.toPath
     // The shape every trap below relies on.
     val s = MetadataSurgery.open(file)
     require(s.rowGroups == 2 && (0 until 2).forall(s.rowCount(_) == RgRows), "base file: two row groups of 1000 rows")
     for (rg <- 0 until 2; c <- Seq("id", "x", "u", "d", "f", "s"))
       require(s.pageLocations(rg, c).map(_.getFirst_row_index) == (0L until RgRows by PageRows),
-        s"base file: $c in row group $rg has pages of $PageRows rows")
+        s"base file: $c in row group $rg has pages of $PageRows rows, not first rows ${s.pageLocations(rg, c).map(_.getFirst_row_index).mkString(",")}")
     for (rg <- 0 until 2) require(s.meta(rg, "x").isSetBloom_filter_offset, "base file: x has a bloom filter")
     file
   }
@@ -566,15 +564,13 @@ class MetadataTrapSuite extends AnyFunSuite with LmSparkSession {
     * each row group (rows 500.. of each hold distinct values), then PLAIN (a v1 fallback). */
   private lazy val dictionaryBase: Path = {
     val dir = newDir("trap-dictionary-base")
-    spark.range(0, 2 * RgRows, 1, 1).select(
+    val df = spark.range(0, 2 * RgRows, 1, 1).select(
       col("id"),
       when(col("id") % RgRows < 500, concat(lit("v"), col("id") % 10)).otherwise(concat(lit("u"), col("id"))).as("c"))
-      .write
-      .options(lmspark.testutil.WriterLayouts.rowGroupRows(RgRows).toMap)
-      .option("parquet.page.row.count.limit", PageRows.toString)
-      .option("parquet.enable.dictionary", "true")
-      .option("parquet.dictionary.page.size", "256")
-      .parquet(dir)
+    lmspark.testutil.WriterLayouts.writeRowGroups(df, dir, RgRows, Map(
+      "parquet.page.row.count.limit" -> PageRows.toString,
+      "parquet.enable.dictionary" -> "true",
+      "parquet.dictionary.page.size" -> "256"))
     val file = new java.io.File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head.toPath
     val s = MetadataSurgery.open(file)
     for (rg <- 0 until 2) {

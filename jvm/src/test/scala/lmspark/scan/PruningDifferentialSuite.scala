@@ -136,16 +136,24 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
     val r = new Random(seed ^ label.hashCode)
     withConf("spark.sql.parquet.outputTimestampType" -> timestampType) {
       val df = spark.createDataFrame(generatedRows(generatedRowCount, r).asJava, generatedSchema).coalesce(1)
-      sortBy.fold(df)(c => df.sortWithinPartitions(c)).write.options(options.toMap).parquet(dir)
+      val sorted = sortBy.fold(df)(c => df.sortWithinPartitions(c))
+      val opts = options.toMap
+      opts.get(RowGroupRows) match {
+        case Some(n) => lmspark.testutil.WriterLayouts.writeRowGroups(sorted, dir, n.toInt, opts - RowGroupRows)
+        case None => sorted.write.options(opts).parquet(dir)
+      }
     }
     times.loadNanos += System.nanoTime() - t0
     load(label, dir, sortedBy = sortBy)
   }
 
-  private def smallPages(rowGroupRows: Int, pageRows: Int): Seq[(String, String)] =
-    lmspark.testutil.WriterLayouts.rowGroupRows(rowGroupRows) ++ Seq(
+  /** Row groups of `rowGroupRows` rows (the `generated` writer reads this pseudo-option), pages of at
+    * most `pageRows`. */
+  private def smallPages(rowGroupRows: Int, pageRows: Int): Seq[(String, String)] = Seq(
+    RowGroupRows -> rowGroupRows.toString,
     "parquet.page.row.count.limit" -> pageRows.toString,
     "parquet.page.size" -> "4096")
+  private val RowGroupRows = "lmspark.test.rowGroupRows"
 
   private def blooms(columns: String*): Seq[(String, String)] =
     columns.flatMap(c => Seq(s"parquet.bloom.filter.enabled#$c" -> "true", s"parquet.bloom.filter.expected.ndv#$c" -> "1000"))
@@ -324,8 +332,18 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
   for ((name, schema, n) <- corpus) {
     test(s"corpus: $name") {
       val file = CodecFixtures.corpus(name)
-      randomQueries(load(name, file.toString, schema, readByLmspark = false), n)
-      assertNoFailures()
+      def read = schema.fold(spark.read)(s => spark.read.schema(s)).parquet(file.toString)
+      // A line whose parquet-java predates a type in the file (GEOGRAPHY before 1.16) cannot read
+      // it: lmspark must then fail as well, never answer where vanilla cannot.
+      scala.util.Try(referenceRows(read)).failed.toOption match {
+        case Some(vanilla) =>
+          val lm = scala.util.Try(withConf("spark.lmspark.enabled" -> "true")(read.collect()))
+          assert(lm.isFailure, s"vanilla Spark fails on $name (${vanilla.getMessage}) but lmspark answered")
+          info(s"vanilla Spark on this line cannot read it, nor can lmspark: ${vanilla.getClass.getSimpleName}")
+        case None =>
+          randomQueries(load(name, file.toString, schema, readByLmspark = false), n)
+          assertNoFailures()
+      }
     }
   }
 

@@ -35,15 +35,12 @@ class SilentLossSuite extends AnyFunSuite with LmSparkSession {
 
   private def write(name: String, rows: Int, rowGroupRows: Int): Path = {
     val dir = newDir(name)
-    spark.range(0, rows, 1, 1).select(
+    val df = spark.range(0, rows, 1, 1).select(
       col("id"),
       (col("id") % 10 * 2).cast("int").as("k"),
       concat(lit("s"), col("id")).as("s"),
       (col("id") * 0.5).as("d"))
-      .write
-      .options(lmspark.testutil.WriterLayouts.rowGroupRows(rowGroupRows).toMap)
-      .option("parquet.page.row.count.limit", "100")
-      .parquet(dir)
+    lmspark.testutil.WriterLayouts.writeRowGroups(df, dir, rowGroupRows, Map("parquet.page.row.count.limit" -> "100"))
     val file = new java.io.File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head.toPath
     val s = MetadataSurgery.open(file)
     require(s.rowGroups == rows / rowGroupRows, s"$name: ${s.rowGroups} row groups")

@@ -104,11 +104,11 @@ sealed trait DiffFileSpec {
 }
 
 final case class SparkWritten(index: Int, rows: Int, columns: IndexedSeq[SparkDiffColumn], sortBy: Option[String],
-    options: Seq[(String, String)], timestampType: String, dataSeed: Long) extends DiffFileSpec {
+    rowGroupRows: Int, options: Seq[(String, String)], timestampType: String, dataSeed: Long) extends DiffFileSpec {
   def schema: StructType = StructType(columns.map(c => StructField(c.name, c.dataType, c.nullable)))
   def describe: String =
     s"file $index written by Spark: $rows rows${sortBy.fold("")(c => s" sorted by $c")}, " +
-      s"${options.map { case (k, v) => s"$k=$v" }.mkString(", ")}, outputTimestampType=$timestampType, " +
+      s"row groups of $rowGroupRows rows, ${options.map { case (k, v) => s"$k=$v" }.mkString(", ")}, outputTimestampType=$timestampType, " +
       s"data seed $dataSeed; columns: ${columns.mkString("; ")}"
 }
 
@@ -153,14 +153,15 @@ object DiffFiles {
     }
     val sortBy = if (r.nextInt(5) < 2) Some(columns(r.nextInt(n)).name) else None
     val dictionary = r.nextInt(3) != 0
-    val options = WriterLayouts.rowGroupRows(150 + r.nextInt(1200)) ++ Seq(
+    val rowGroupRows = 150 + r.nextInt(1200)
+    val options = Seq(
       "parquet.page.row.count.limit" -> (10 + r.nextInt(200)).toString,
       "parquet.page.size" -> Seq("1024", "2048", "8192")(r.nextInt(3)),
       "parquet.enable.dictionary" -> dictionary.toString,
       "parquet.writer.version" -> (if (r.nextBoolean()) "v2" else "v1"),
       "compression" -> Seq("snappy", "zstd", "gzip", "uncompressed", "lz4_raw")(r.nextInt(5))) ++
       (if (dictionary && r.nextBoolean()) Seq("parquet.dictionary.page.size" -> (128 + r.nextInt(2000)).toString) else Nil)
-    SparkWritten(index, rows, columns, sortBy, options, Seq("INT96", "TIMESTAMP_MICROS", "TIMESTAMP_MILLIS")(r.nextInt(3)),
+    SparkWritten(index, rows, columns, sortBy, rowGroupRows, options, Seq("INT96", "TIMESTAMP_MICROS", "TIMESTAMP_MILLIS")(r.nextInt(3)),
       r.nextLong())
   }
 
@@ -253,7 +254,7 @@ object DiffFiles {
     conf.set(key, s.timestampType)
     try {
       val df = spark.createDataFrame(rows.asJava, s.schema).coalesce(1)
-      s.sortBy.fold(df)(c => df.sortWithinPartitions(c)).write.options(s.options.toMap).parquet(dir.toString)
+      WriterLayouts.writeRowGroups(s.sortBy.fold(df)(c => df.sortWithinPartitions(c)), dir.toString, s.rowGroupRows, s.options.toMap)
     } finally old.fold(conf.unset(key))(conf.set(key, _))
     Files.list(dir).iterator().asScala.find(_.toString.endsWith(".parquet"))
       .getOrElse(throw new IllegalStateException(s"Spark wrote no Parquet file in $dir"))
