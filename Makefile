@@ -72,6 +72,16 @@ OTHER_LINES := $(filter-out $(LINE),$(LINES))
 MATRIX_SCALATEST := lmspark.scan.* lmspark.plan.*
 MATRIX_PYTEST := tests/test_matrix.py tests/test_late_materialization.py tests/test_output_mode.py \
 	tests/test_int96_conversion.py tests/test_spark_written.py tests/test_corpus.py tests/test_plan.py tests/test_cluster.py
+# The test classes' jar (the simulated object store of `make bench-store`).
+.PHONY: jar-tests bench-store
+jar-tests: venv
+	$(SBT) Test/package < /dev/null
+
+# The benchmark against the simulated object store (20 ms a request, 100 MB/s): lmspark and vanilla
+# Spark, with requests and bytes per query; options via BENCH_ARGS as for `make bench`.
+bench-store: venv jar jar-tests venv-bench
+	$(PY) -m lmspark.bench --store sim --engines vanilla lmspark $(BENCH_ARGS)
+
 .PHONY: test-matrix test-line smoke
 test-matrix:
 	for l in $(OTHER_LINES); do $(MAKE) --no-print-directory test-line LINE=$$l || exit 1; done

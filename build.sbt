@@ -63,6 +63,8 @@ lazy val root = (project in file("."))
     ),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
     Compile / packageBin / artifactPath := baseDirectory.value / "target" / "jars" / line.jarName(version.value),
+    // The test classes (the simulated object store the benchmark's store mode reads through).
+    Test / packageBin / artifactPath := baseDirectory.value / "target" / "jars" / s"lmspark-tests-spark${line.line}_${line.scalaBinary}.jar",
     // The line a jar was built for, checked at injection (lmspark.SparkLineGate).
     Compile / resourceGenerators += Def.task {
       val f = (Compile / resourceManaged).value / "lmspark-build.properties"

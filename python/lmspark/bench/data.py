@@ -86,6 +86,14 @@ def _repo_root() -> Path:
     return Path.cwd()
 
 
+def tests_jar(line: str) -> Path:
+    """The jar of lmspark's test classes for ``line`` (``make jar-tests``), which holds the simulated
+    object store's file system."""
+    from .. import lines
+
+    return _repo_root() / "target" / "jars" / f"lmspark-tests-spark{line}_{lines.SCALA_OF_LINE[line]}.jar"
+
+
 def wide_rows(scale: float) -> int:
     return max(1000, int(round(WIDE_ROWS_PER_SF * scale)))
 

@@ -245,3 +245,59 @@ def chart_selectivity(rows: list[dict], engines: list[str], path: Path, title: s
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+# --- simulated object store ----------------------------------------------------------------------
+
+
+def _median_of(rows: list[dict], key: str) -> dict[tuple[str, str, str], float]:
+    """Median of ``key`` per (dataset, query, engine) over the successful timed runs that have it."""
+    vals: dict[tuple[str, str, str], list[float]] = {}
+    for r in rows:
+        if r.get("status") == "ok" and r.get(key) is not None:
+            vals.setdefault((r["dataset"], r["query"], r["engine"]), []).append(float(r[key]))
+    return {k: statistics.median(v) for k, v in vals.items()}
+
+
+def requests_table(rows: list[dict], engines: list[str], cells: list[tuple[str, str]]) -> str:
+    """Markdown: per query, each engine's median requests and MB read from the simulated store."""
+    req, mb = _median_of(rows, "store_requests"), _median_of(rows, "store_mb")
+    head = "| dataset | query | " + " | ".join(f"{e} requests | {e} MB" for e in engines) + " |"
+    out = [head, "|---|---|" + "---:|---:|" * len(engines)]
+    for ds, q in cells:
+        cols = []
+        for e in engines:
+            r, m = req.get((ds, q, e)), mb.get((ds, q, e))
+            cols += [f"{r:.0f}" if r is not None else "–", f"{m:.1f}" if m is not None else "–"]
+        out.append(f"| {ds} | {q} | " + " | ".join(cols) + " |")
+    return "\n".join(out)
+
+
+def chart_requests(rows: list[dict], engines: list[str], cells: list[tuple[str, str]], path: Path, title: str) -> bool:
+    """Bar chart of each engine's median requests per query (log scale)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    req = _median_of(rows, "store_requests")
+    if not req:
+        return False
+    labels = [f"{ds}/{q}" for ds, q in cells]
+    fig, ax = plt.subplots(figsize=(10, 1.2 + 0.3 * len(cells) * max(1, len(engines)) / 2))
+    h = 0.8 / max(1, len(engines))
+    for i, e in enumerate(engines):
+        ys = [j + (i - (len(engines) - 1) / 2) * h for j in range(len(cells))]
+        ax.barh(ys, [req.get((ds, q, e), 0) for ds, q in cells], height=h, label=e)
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(cells)))
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("median requests per query (log)")
+    ax.legend(fontsize=8)
+    ax.grid(axis="x", which="both", alpha=0.3)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 0.985))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

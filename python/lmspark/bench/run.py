@@ -59,6 +59,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="the Spark line to run on (3.5, 4.0, 4.1, 4.2, 4.3): the benchmark re-runs itself under "
                         ".cache/venv-spark<LINE> (made by `make venv LINE=<LINE>`, with that line's jar from "
                         "`make jar LINE=<LINE>`); default the installed pyspark's line")
+    p.add_argument("--store", choices=("local", "sim"), default="local",
+                   help="where the Spark engines read the files: the local disk, or a simulated object store "
+                        "(every request pays --store-latency-ms, its bytes --store-mbps; vectored reads run in "
+                        "parallel, as S3A's do; needs `make jar-tests`); requests and bytes per query are "
+                        "recorded. DuckDB and DataFusion read the local disk only, so they are left out of sim runs")
+    p.add_argument("--store-latency-ms", type=float, default=20.0, help="simulated store: latency per request (default 20)")
+    p.add_argument("--store-mbps", type=float, default=100.0, help="simulated store: MB/s per request (default 100)")
     a = p.parse_args(argv)
     if a.runs < 1:
         p.error("--runs must be at least 1")
@@ -212,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     today = _dt.date.today().isoformat()
     stem = f"{today}-sf{data.scale_tag(a.scale)}-spark{line}"
+    if a.store == "sim":
+        stem += f"-store{a.store_latency_ms:g}ms"
     command = "python -m lmspark.bench" + ("" if not argv else " " + " ".join(shlex.quote(x) for x in argv))
 
     def log(msg: str) -> None:
@@ -230,6 +239,21 @@ def main(argv: list[str] | None = None) -> int:
     if any(e.comet for e in engines):
         log("fetching the Comet jar (once) ...")
         comet_jar, comet_err = engines_mod.ensure_comet_jar(cache)
+    store_conf: dict[str, str] = {}
+    if a.store == "sim":
+        tests_jar = data.tests_jar(line)
+        for e in engines:
+            if e.kind != "spark":
+                unavailable[e.name] = "reads the local disk only; left out of simulated-store runs"
+            elif not tests_jar.is_file():
+                unavailable[e.name] = f"no {tests_jar.name}: run `make jar-tests LINE={line}`"
+        store_conf = {
+            "spark.driver.extraClassPath": str(tests_jar),
+            "spark.hadoop.fs.simstore.impl": "lmspark.testutil.SimulatedStoreFileSystem",
+            "spark.hadoop.fs.simstore.impl.disable.cache": "true",
+            "spark.hadoop.lmspark.sim.latencyMs": str(a.store_latency_ms),
+            "spark.hadoop.lmspark.sim.mbPerSec": str(a.store_mbps),
+        }
     lm_jar = lm_err = None
     if any(e.lmspark for e in engines):
         try:
@@ -266,13 +290,16 @@ def main(argv: list[str] | None = None) -> int:
                 w = sum(weight[e.kind] for e in runnable[k:])
                 budget = max(1.0, left * weight[eng.kind] / w)
             spark_conf = dict(engines_mod.SPARK_COMMON)
+            spark_conf.update(store_conf)
             if eng.comet:
                 spark_conf.update(engines_mod.comet_conf(comet_jar))
             plan = {
                 "engine": eng.to_json(),
                 "spark_conf": spark_conf,
                 "threads": engines_mod.NATIVE_THREADS,
-                "datasets": {n: {"path": str(d.path), "table": d.table} for n, d in ds_objs.items()},
+                "datasets": {n: {"path": ("simstore://" if store_conf else "") + str(d.path), "table": d.table}
+                             for n, d in ds_objs.items()},
+                "store": a.store,
                 "cells": [{"dataset": c.dataset, "query": c.query, "sql": c.sql} for c in cells],
                 "runs": a.runs,
                 "warmups": a.warmups,
@@ -297,6 +324,9 @@ def main(argv: list[str] | None = None) -> int:
                     "error": m.get("error") or m.get("note"), "scan_nodes": m.get("scan_nodes"),
                     "result_rows": m.get("result_rows"),
                 }
+                if a.store == "sim":
+                    row["store_requests"] = m.get("store_requests")
+                    row["store_mb"] = m.get("store_mb")
                 if eng.lmspark:
                     row["lm_scan"] = m.get("lm_scan")
                     row["lm_fallback"] = m.get("lm_fallback")
@@ -314,9 +344,14 @@ def main(argv: list[str] | None = None) -> int:
     ran = [e.name for e in engines if any(r["engine"] == e.name for r in rows)]
     cell_keys = [(c.dataset, c.query) for c in cells]
     title = f"lmspark benchmark, SF {data.scale_tag(a.scale)}, Spark {line}, {today}"
+    if a.store == "sim":
+        title += f", simulated store {a.store_latency_ms:g} ms + {a.store_mbps:g} MB/s"
     charts = []
     if report.chart_ratios(rows, ran, cell_keys, out_dir / f"{stem}-ratios.png", title + ": ratio to vanilla Spark"):
         charts.append(f"{stem}-ratios.png")
+    if a.store == "sim" and report.chart_requests(rows, ran, cell_keys, out_dir / f"{stem}-requests.png",
+                                                  title + ": requests per query"):
+        charts.append(f"{stem}-requests.png")
     if report.chart_selectivity(rows, ran, out_dir / f"{stem}-selectivity.png", title + ": selectivity sweep on wide"):
         charts.append(f"{stem}-selectivity.png")
 
@@ -354,6 +389,15 @@ def _summary_md(*, a, command, today, engines, ran, unavailable, rows, cells, ds
         report.geomean_table(rows, ran, cells),
         "",
     ]
+    if a.store == "sim":
+        out += [
+            f"## Requests to the simulated store ({a.store_latency_ms:g} ms per request, {a.store_mbps:g} MB/s)",
+            "",
+            "Median requests and MB read per query, counted by the store (every ranged read it served).",
+            "",
+            report.requests_table(rows, ran, cells),
+            "",
+        ]
     for c in charts:
         out += [f"![{c}]({c})", ""]
     out += ["## How it was run", "", "```", command, "```", ""]

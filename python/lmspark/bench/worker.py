@@ -141,7 +141,13 @@ def run_spark(plan: dict) -> None:
     def bind(ds: dict) -> None:
         spark.read.parquet(ds["path"]).createOrReplaceTempView(ds["table"])
 
+    store = None
+    if plan.get("store") == "sim":
+        store = spark._jvm.lmspark.testutil.SimulatedStore
+
     def one(cell) -> tuple[float, str | None]:
+        if store is not None:
+            store.reset()
         t0 = time.perf_counter()
         spark.sql(cell["sql"]).write.format("noop").mode("overwrite").save()
         return time.perf_counter() - t0, None
@@ -170,12 +176,16 @@ def run_spark(plan: dict) -> None:
         counter["writes"] += 1
         try:
             secs, _ = one(cell)
+            counted = {}
+            if store is not None:
+                counted = {"store_requests": int(store.requests().get()),
+                           "store_mb": round(store.bytes().get() / 2**20, 3)}
         except Exception:
             # a write that failed may or may not have reached the listener: resynchronise
             time.sleep(2.0)
             counter["writes"] = len(listener.writes)
             raise
-        return secs, details(idx)
+        return secs, {**details(idx), **counted}
 
     _run_cells(plan, timed, bind)
     spark.stop()

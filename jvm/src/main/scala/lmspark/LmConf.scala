@@ -121,6 +121,23 @@ object LmConf {
     "Largest gap in bytes between two needed pages of a column chunk that is read through rather than " +
       "split into two reads.", min = 0)
 
+  val IO_VECTORED: Entry[Boolean] = bool("spark.lmspark.io.vectored.enabled", default = true, "io",
+    "Fetch each read stage's byte ranges (the chunks or surviving pages of the columns a stage reads, the " +
+      "page indexes, the dictionary pages pruning reads) in one Hadoop vectored read, which the file " +
+      "system merges and runs in parallel (S3A, ABFS, GCS, local NIO). Off, or on a stream without vectored " +
+      "reads (Spark 3.5's Hadoop), each merged range is one positioned read.")
+
+  val IO_PREFETCH_MAX_BYTES: Entry[Long] = long("spark.lmspark.io.prefetch.maxBytes", default = 256L << 20, "io",
+    "Most bytes a task holds fetched ahead of need (a stage's ranges, and the next row group's first " +
+      "stage while the current one decodes). Ranges past it are read when needed; 0 fetches nothing ahead.", min = 0L)
+
+  val IO_PREFETCH_MAX_REQUESTS: Entry[Int] = int("spark.lmspark.io.prefetch.maxRequests", default = 64, "io",
+    "Most requests (merged ranges) fetched for the next row group while the current one decodes; a " +
+      "next row group needing more is fetched when it is reached. 0 turns that prefetch off.", min = 0)
+
+  val IO_FOOTER_TAIL_BYTES: Entry[Int] = int("spark.lmspark.io.footerTailBytes", default = 64 << 10, "io",
+    "Bytes read from a file's end in one request to get its footer; a longer footer takes one more.", min = 8)
+
   val VERIFY_CHECKSUMS: Entry[Boolean] = bool("spark.lmspark.verifyChecksums", default = false, "io",
     "Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as " +
       "stored, as parquet-java's parquet.page.verify-checksum.enabled does); a mismatch fails the query " +

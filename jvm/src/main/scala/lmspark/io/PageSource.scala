@@ -582,6 +582,26 @@ object PageSource {
     s
   }
 
+  /** The file ranges the source for `input` reads: with `pages` = (the chunk's offset index, the
+    * kept pages) what [[forPages]] reads (the dictionary region and the kept pages' coalesced
+    * ranges), otherwise what [[forChunk]] reads (the chunk from where the walk starts). For fetching
+    * them ahead; empty when the chunk's metadata is unusable (the source reports that itself). */
+  def rangesOf(input: ChunkInput, pages: Option[(lmspark.selection.PageLocations, Array[Int])], maxGap: Long): Seq[ByteRange] = {
+    val bounds = try Some(range(input)) catch { case _: RuntimeException => None }
+    if (bounds.isEmpty) return Nil
+    val (start, end) = bounds.get
+    val from = if (input.resumeAt >= 0) input.resumeAt else start
+    pages match {
+      case None => Seq(ByteRange(from, end - from))
+      case Some((locations, kept)) =>
+        val firstData = if (locations.pages > 0) locations.byteOffset(0) else end
+        if (firstData < start || firstData > end) return Nil
+        val dictionary = if (firstData > from) Seq(ByteRange(from, firstData - from)) else Nil
+        val r = lmspark.selection.ScanRanges.coalesce(locations, kept, maxGap)
+        dictionary ++ (0 until r.size).map(i => ByteRange(r.start(i), r.end(i) - r.start(i))).filter(_.end <= end)
+    }
+  }
+
   /** A page source for reading a chunk's dictionary page alone: over the chunk's leading region
     * (its start to its first data page, read with one request) when the chunk's offsets place the
     * first data page after its start; otherwise (writers that leave the dictionary page offset at

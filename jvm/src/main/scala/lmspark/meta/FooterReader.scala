@@ -10,28 +10,37 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.format.converter.ParquetMetadataConverter
 import org.apache.parquet.hadoop.metadata.ParquetMetadata
-import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.parquet.io.SeekableInputStream
 
 import lmspark.column.ParquetDecodeException
-import lmspark.io.BoundedThrift
+import lmspark.io.{BoundedThrift, FetchingStream, IoStats}
 
 /** An open Parquet file: its input stream, its length, where its data ends (the footer's first
   * byte), and the footer of the row groups of one split (`footer.getBlocks`, in file order).
   * `rowGroupIndex(i)` is the file's index of the split's `i`-th row group (its position in the
   * footer's row-group list): the one numbering every lmspark message uses. */
-final class OpenFile(val path: Path, val stream: SeekableInputStream, val footer: ParquetMetadata,
+final class OpenFile(val path: Path, val stream: FetchingStream, val footer: ParquetMetadata,
     val fileSize: Long, val dataEnd: Long, rowGroupIndexes: Array[Int]) extends AutoCloseable {
   require(rowGroupIndexes.length == footer.getBlocks.size, "one file index per row group of the split")
 
   def rowGroupIndex(splitIndex: Int): Int = rowGroupIndexes(splitIndex)
 
+  /** What the file's reads have cost so far. */
+  def io: IoStats = stream.stats
+
   override def close(): Unit = stream.close()
 }
 
+/** How a file is opened: vectored reads on or off, the most bytes fetched ahead at once
+  * ([[FetchingStream]]), and the tail read speculatively for the footer. */
+final case class OpenOptions(vectored: Boolean = true, prefetchMaxBytes: Long = 128L << 20,
+    footerTailBytes: Int = FooterReader.TailBytes)
+
 /**
- * Opens a file and reads its footer: the file's tail in one read (speculatively [[TailBytes]],
- * which holds the whole footer of most files), then whatever of the footer lies before it. The
+ * Opens a file and reads its footer: the file's tail in one read (speculatively
+ * `footerTailBytes`, which holds the whole footer of most files), then whatever of the footer lies
+ * before it. The stream is opened with the file's status (so an object store needs no request to
+ * learn its length) and asked for random and vectored reads. The
  * footer's thrift is parsed with a size limit of the footer's own length ([[BoundedThrift]]), and
  * its row-group table is checked for the whole file ([[RowGroupTable]]) before the row groups of
  * the split `[start, start + length)` (by midpoint, as Spark's reader) are converted with
@@ -53,12 +62,23 @@ object FooterReader {
   private val Trailer = 8
 
   def open(conf: Configuration, path: Path, fileSize: Long, modificationTime: Long,
-      start: Long, length: Long): OpenFile = {
+      start: Long, length: Long, options: OpenOptions = OpenOptions()): OpenFile = {
     val status = new FileStatus(fileSize, false, 0, 0L, modificationTime, path)
-    val inputFile = HadoopInputFile.fromStatus(status, conf)
-    val stream = inputFile.newStream()
+    val fs = path.getFileSystem(conf)
+    val opening = fs.openFile(path).withFileStatus(status)
+      .opt("fs.option.openfile.read.policy", "vector, random, adaptive")
+      .opt("fs.option.openfile.length", fileSize.toString)
+      .build()
+    val raw = try opening.get() catch {
+      case e: java.util.concurrent.ExecutionException => throw (e.getCause match {
+        case c: IOException => c
+        case c: RuntimeException => c
+        case c => new IOException(c)
+      })
+    }
+    val stream = new FetchingStream(raw, fileSize, new IoStats, options.vectored, options.prefetchMaxBytes)
     try {
-      val (bytes, footerStart) = footerBytes(stream, path, fileSize)
+      val (bytes, footerStart) = footerBytes(stream, path, fileSize, options.footerTailBytes)
       val meta =
         try BoundedThrift.fileMetaData(new ByteArrayInputStream(bytes), bytes.length)
         catch { case e: Exception => throw new IOException(s"cannot parse the footer: $e", e) }
@@ -79,9 +99,9 @@ object FooterReader {
 
   /** The footer's bytes and the file offset where they start, after checking the tail magic and
     * that the footer lies between the leading magic and the trailer. */
-  private def footerBytes(in: SeekableInputStream, path: Path, fileSize: Long): (Array[Byte], Long) = {
+  private def footerBytes(in: SeekableInputStream, path: Path, fileSize: Long, tailBytes: Int): (Array[Byte], Long) = {
     if (fileSize < 12) throw new IOException(s"$path is not a Parquet file: $fileSize bytes are too few")
-    val tailLength = math.min(fileSize, TailBytes.toLong).toInt
+    val tailLength = math.min(fileSize, math.max(Trailer.toLong, tailBytes.toLong)).toInt
     val tail = new Array[Byte](tailLength)
     readAt(in, fileSize - tailLength, tail, 0, tailLength, path)
     val magic = new String(tail, tailLength - 4, 4, StandardCharsets.US_ASCII)

@@ -40,6 +40,11 @@ object LmMetrics {
   val CacheEvictions = "predicateCacheEvictions"
   val RowGroupsLate = "rowGroupsFilteredFirst"
   val RowGroupsWhole = "rowGroupsDecodedWhole"
+  val IoRequests = "ioRequests"
+  val IoRoundTrips = "ioRoundTrips"
+  val IoBytesRequested = "ioBytesRequested"
+  val IoBytesUsed = "ioBytesUsed"
+  val IoWaitTime = "ioWaitTime"
   /** Prefix of the per-column "rows passing the filter on <column>" metrics. */
   val RowsPassingPrefix = "lmRowsPassing:"
 
@@ -76,7 +81,12 @@ object LmMetrics {
     CacheHits -> SQLMetrics.createMetric(sc, "predicate cache hits (rows reused)"),
     CacheEvictions -> SQLMetrics.createMetric(sc, "predicate cache evictions (columns)"),
     RowGroupsLate -> SQLMetrics.createMetric(sc, "row groups read filter-first"),
-    RowGroupsWhole -> SQLMetrics.createMetric(sc, "row groups decoded whole")) ++
+    RowGroupsWhole -> SQLMetrics.createMetric(sc, "row groups decoded whole"),
+    IoRequests -> SQLMetrics.createMetric(sc, "read requests (ranges sent to the file system)"),
+    IoRoundTrips -> SQLMetrics.createMetric(sc, "read round trips (calls waited on in turn)"),
+    IoBytesRequested -> SQLMetrics.createSizeMetric(sc, "bytes requested"),
+    IoBytesUsed -> SQLMetrics.createSizeMetric(sc, "bytes used of those requested"),
+    IoWaitTime -> SQLMetrics.createNanoTimingMetric(sc, "time waiting for reads")) ++
     filteredColumns.distinct.map(c => (RowsPassingPrefix + c) -> SQLMetrics.createMetric(sc, s"rows passing the filter on $c"))
 
   def scanMetrics(m: Map[String, SQLMetric]): ScanMetrics =
@@ -85,6 +95,8 @@ object LmMetrics {
       decodeTimeNs = m(DecodeTime), predicateTimeNs = m(PredicateTime), cacheHits = m(CacheHits),
       cacheEvictions = m(CacheEvictions), rowGroupsLate = m(RowGroupsLate), rowGroupsWhole = m(RowGroupsWhole),
       filesSkippedCorrupt = m(FilesSkippedCorrupt),
+      ioRequests = m(IoRequests), ioRoundTrips = m(IoRoundTrips), ioBytesRequested = m(IoBytesRequested),
+      ioBytesUsed = m(IoBytesUsed), ioWaitNs = m(IoWaitTime),
       rowsPassing = m.collect { case (k, v) if k.startsWith(RowsPassingPrefix) => k.stripPrefix(RowsPassingPrefix) -> v })
 
   private def scanMetricsBase(m: Map[String, SQLMetric]): ScanMetrics =
@@ -129,5 +141,11 @@ final case class ScanMetrics(
     /** Files whose read failed with an error Spark's `ignoreCorruptFiles` skips (the rest of the file
       * was skipped; rows it gave before the error were kept, as in Spark). */
     filesSkippedCorrupt: SQLMetric = new SQLMetric("sum"),
+    /** What the files' reads cost ([[lmspark.io.IoStats]]). */
+    ioRequests: SQLMetric = new SQLMetric("sum"),
+    ioRoundTrips: SQLMetric = new SQLMetric("sum"),
+    ioBytesRequested: SQLMetric = new SQLMetric("size"),
+    ioBytesUsed: SQLMetric = new SQLMetric("size"),
+    ioWaitNs: SQLMetric = new SQLMetric("nsTiming"),
     /** By column name: rows passing the filter on that column in the filter-first pass. */
     rowsPassing: Map[String, SQLMetric] = Map.empty)

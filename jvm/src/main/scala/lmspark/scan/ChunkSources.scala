@@ -4,7 +4,7 @@ import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.hadoop.metadata.BlockMetaData
 
 import lmspark.column.ChunkDictionary
-import lmspark.io.{ChunkContext, ChunkInput, PageSource}
+import lmspark.io.{ByteRange, ChunkContext, ChunkInput, FetchingStream, PageSource}
 import lmspark.meta.OpenFile
 
 /** Opens the column chunks of one file split: the one place that says how a chunk is read. It
@@ -12,7 +12,8 @@ import lmspark.meta.OpenFile
   * page source: only some pages ([[PageSource.forPages]]) when a fetch leaves pages out, otherwise
   * the whole chunk; either way starting past the dictionary page when the row group's plan holds
   * that page decoded already (read for dictionary pruning), so no dictionary is read or decoded
-  * twice for one reader. */
+  * twice for one reader. [[fetch]] fetches ahead, in one call, the bytes that opening some columns
+ * will read ([[PageSource.rangesOf]]: the same ranges the sources read). */
 final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: Int) {
 
   /** The context of leaf `descriptor`'s chunk in the split's `blockIndex`-th row group. */
@@ -36,5 +37,28 @@ final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: In
         PageSource.forPages(in, descriptor.getMaxRepetitionLevel == 0, f.locations, f.kept, settings.maxCoalesceGap)
       case _ => PageSource.forChunk(in)
     }
+  }
+
+  /** The file ranges [[open]] reads for requested column `col` (leaf `descriptor`) in `rowGroup`. */
+  def ranges(block: BlockMetaData, rowGroup: RowGroupPlan, col: Int, descriptor: ColumnDescriptor,
+      fetch: Option[ColumnFetch]): Seq[ByteRange] = {
+    val in = input(block, rowGroup.blockIndex, descriptor, rowGroup.dictionaries.get(col))
+    fetch match {
+      case Some(f) if f.pruned > 0 => PageSource.rangesOf(in, Some(f.locations -> f.kept), settings.maxCoalesceGap)
+      case _ => PageSource.rangesOf(in, None, settings.maxCoalesceGap)
+    }
+  }
+
+  /** Fetches ahead, in one call, what opening `columns` (requested column, leaf, fetch) of
+    * `rowGroup` reads. */
+  def fetch(block: BlockMetaData, rowGroup: RowGroupPlan,
+      columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])]): FetchingStream.Fetch =
+    file.stream.fetch(columns.flatMap { case (c, d, f) => ranges(block, rowGroup, c, d, f) }, settings.maxCoalesceGap)
+
+  /** How many requests [[fetch]] would make for `columns`, and their bytes. */
+  def cost(block: BlockMetaData, rowGroup: RowGroupPlan,
+      columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])]): (Int, Long) = {
+    val merged = ByteRange.merge(columns.flatMap { case (c, d, f) => ranges(block, rowGroup, c, d, f) }, settings.maxCoalesceGap)
+    (merged.size, merged.iterator.map(_.length).sum)
   }
 }

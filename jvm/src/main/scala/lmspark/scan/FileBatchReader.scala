@@ -5,6 +5,8 @@ import java.io.{Closeable, IOException}
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
+import org.apache.parquet.column.ColumnDescriptor
+import org.apache.parquet.hadoop.metadata.BlockMetaData
 import org.apache.spark.SparkThrowable
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.vectorized.{ConstantColumnVector, OffHeapColumnVector, OnHeapColumnVector, WritableColumnVector}
@@ -12,7 +14,7 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
 import lmspark.column.{ColumnReader, ColumnReaderFactory}
-import lmspark.io.PageSource
+import lmspark.io.{FetchingStream, PageSource}
 import lmspark.meta.{FooterChecks, OpenFile}
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.{Guarantees, Predicate}
@@ -29,6 +31,13 @@ import lmspark.shim.SparkInternals
  * column walks one [[SelectionCursor]]: `read` the selected runs, `skip` the others), and pages
  * with no selected row are not fetched at all. Rows outside the selection provably fail the
  * predicate; rows inside it may too: Spark's `Filter` above the scan still applies.
+ *
+ * I/O goes by stages, each fetched ahead in one call ([[ChunkSources.fetch]]): for a row group read
+ * filter-first, the filtered columns' chunks (or selected pages), then the other columns' pages
+ * holding rows that passed; for a row group read whole, every column at once. While a row group
+ * decodes, the next one is decided and its first stage fetched (within the prefetch bounds), so
+ * its bytes arrive while this one's are decoded. A row group's fetched bytes are released when it
+ * is done.
  *
  * Invariants: one batch and its vectors are reused for the whole file, so a batch is valid only
  * until the next call to `next()`; constant vectors (missing columns, partition values) are filled
@@ -230,6 +239,47 @@ final class FileBatchReader(
   /** Columns of the current row group that come from the cache. */
   private var cachedCount = 0
 
+  /** The fetches of the current row group's stages, released when it is done. */
+  private var stageFetches: List[FetchingStream.Fetch] = Nil
+  /** The next row group (its split index), decided ahead, and the fetch of its first stage; null if none. */
+  private var ahead: (Int, RowGroupDecision, FetchingStream.Fetch) = _
+
+  private def decide(block: BlockMetaData, blockIndex: Int): RowGroupDecision =
+    if (pruner == null) RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, block.getRowCount, plan.columns.length))
+    else pruner.decide(block, blockIndex)
+
+  /** `cols` (requested-column indexes) of `p` that the file has, with their leaf and fetch. */
+  private def leaves(p: RowGroupPlan, cols: Iterable[Int]): Seq[(Int, ColumnDescriptor, Option[ColumnFetch])] =
+    cols.toSeq.sorted.flatMap(i => plan.columns(i) match {
+      case ColumnPlan.Present(d, _, _) => Some((i, d, p.fetches(i)))
+      case ColumnPlan.Missing => None
+    })
+
+  /** The single-column filters of `p` when late materialization may read it filter-first. */
+  private def filtersOf(p: RowGroupPlan): Map[Int, Predicate] =
+    if (settings.lateMaterialization && p.residual != Predicate.True) pass.filtersOf(p.residual) else Map.empty
+
+  /** Decides the row group after the current one and fetches its first stage (its filtered
+    * columns, or all columns), when that stays within `prefetchMaxRequests` requests and the bytes
+    * a task may hold. A failed decision is left for its turn, which fails the same way. */
+  private def prefetchNext(): Unit = {
+    if (settings.prefetchMaxRequests == 0 || nextBlock >= blocks.size()) return
+    val block = blocks.get(nextBlock)
+    if (block.getRowCount == 0) return
+    val decision = try decide(block, nextBlock) catch { case NonFatal(_) => return }
+    val fetch = decision match {
+      case RowGroupDecision.Read(p) =>
+        val filters = filtersOf(p)
+        val first = leaves(p, if (filters.nonEmpty) filters.keys else presentColumns.toSeq)
+        val (requests, bytes) = sources.cost(block, p, first)
+        if (requests <= settings.prefetchMaxRequests && bytes <= settings.open.prefetchMaxBytes - file.stream.bytesHeld)
+          sources.fetch(block, p, first)
+        else FetchingStream.Fetch.Empty
+      case _ => FetchingStream.Fetch.Empty
+    }
+    ahead = (nextBlock, decision, fetch)
+  }
+
   private def openNextRowGroup(): Unit = {
     closeReaders()
     val blockIndex = nextBlock
@@ -238,9 +288,9 @@ final class FileBatchReader(
     metrics.rowGroupsTotal += 1
     if (block.getRowCount == 0) return
     refetch = Map.empty
-    val decision: RowGroupDecision = guarded {
-      if (pruner == null) RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, block.getRowCount, plan.columns.length))
-      else pruner.decide(block, blockIndex)
+    val decision: RowGroupDecision = ahead match {
+      case (`blockIndex`, d, f) => ahead = null; stageFetches ::= f; d
+      case _ => guarded { decide(block, blockIndex) }
     }
     val rowGroup = decision match {
       case RowGroupDecision.Skip(reason) =>
@@ -253,9 +303,10 @@ final class FileBatchReader(
         }
         return
       case RowGroupDecision.Read(p) =>
-        val filters = if (settings.lateMaterialization && p.residual != Predicate.True) pass.filtersOf(p.residual) else Map.empty[Int, Predicate]
+        val filters = filtersOf(p)
         if (filters.nonEmpty && lm.filterFirst(filters.keys, outputOnly)) {
           metrics.rowGroupsLate += 1
+          stageFetches ::= sources.fetch(block, p, leaves(p, filters.keys))
           val o = guarded { pass.run(block, p, filters) }
           if (o.selection.selectedCount == 0) { metrics.prunedByPredicateColumns += 1; cache.clear(); return }
           lm.recordSelection(o.selection.selectedCount, math.max(1L, o.selection.runCount / 2))
@@ -269,6 +320,9 @@ final class FileBatchReader(
           p
         }
     }
+    // The columns still to read, in one fetch (cached columns are copied, sources the pass opened reopen).
+    stageFetches ::= sources.fetch(block, rowGroup,
+      leaves(rowGroup, presentColumns.filter(i => !cachedColumns.contains(i) && !refetch.contains(i))))
     guarded {
       opened = new Array[PageSource](presentColumns.length)
       sourcePagesKnown = new Array[Boolean](presentColumns.length)
@@ -304,6 +358,7 @@ final class FileBatchReader(
         rowsLeftInGroup = block.getRowCount
     }
     metrics.rowGroupsRead += 1
+    prefetchNext()
   }
 
   /** The present column (index into `presentColumns`) whose reader is running, -1 between them:
@@ -343,6 +398,8 @@ final class FileBatchReader(
       }
     }
     readers.foreach(r => if (r != null) r.close())
+    stageFetches.foreach(_.release())
+    stageFetches = Nil
     readers = Array.empty
     opened = Array.empty
     fromCache = Array.empty
@@ -356,7 +413,16 @@ final class FileBatchReader(
   override def close(): Unit = {
     if (!closed) {
       closed = true
-      try { closeReaders(); cache.close() }
+      try {
+        closeReaders()
+        cache.close()
+        val io = file.io
+        metrics.ioRequests += io.requests
+        metrics.ioRoundTrips += io.roundTrips
+        metrics.ioBytesRequested += io.bytesRequested
+        metrics.ioBytesUsed += io.bytesUsed
+        metrics.ioWaitNs += io.waitNanos
+      }
       finally {
         try file.close()
         finally batch.close()

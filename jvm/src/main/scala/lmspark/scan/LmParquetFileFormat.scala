@@ -73,6 +73,9 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       pruneGuarantees = LmConf.PRUNING_GUARANTEES.get(sqlConf),
       usePageIndex = LmConf.PAGE_INDEX.get(sqlConf),
       maxCoalesceGap = LmConf.IO_MAX_COALESCE_GAP.get(sqlConf).toLong,
+      open = lmspark.meta.OpenOptions(LmConf.IO_VECTORED.get(sqlConf), LmConf.IO_PREFETCH_MAX_BYTES.get(sqlConf),
+        LmConf.IO_FOOTER_TAIL_BYTES.get(sqlConf)),
+      prefetchMaxRequests = LmConf.IO_PREFETCH_MAX_REQUESTS.get(sqlConf),
       lateMaterialization = LmConf.LATE_MATERIALIZATION.get(sqlConf),
       dictionaryPredicates = LmConf.DICTIONARY_PREDICATES.get(sqlConf),
       predicateCacheMaxBytes = LmConf.PREDICATE_CACHE_MAX_BYTES.get(sqlConf),
@@ -89,7 +92,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
     val read = (file: PartitionedFile) => {
       val conf = confBroadcast.value.value
       val open = FooterReader.open(conf, file.toPath, file.fileSize, file.modificationTime,
-        file.start, file.length)
+        file.start, file.length, settings.open)
       val planned = try FileReadPlan.build(open.footer, settings.requiredSchema, settings)
       catch { case e: Throwable => open.close(); throw e }
       planned match {

@@ -5,7 +5,7 @@ import scala.collection.mutable
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData}
 
 import lmspark.column.{ChunkDictionary, SparkValues}
-import lmspark.io.ChunkContext
+import lmspark.io.{ByteRange, ChunkContext}
 import lmspark.meta.{BloomFilters, OpenFile, PageIndexes}
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.{ColumnPages, ColumnStats, Guarantees, PageFilter, Predicate}
@@ -126,13 +126,16 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     if (residual == Predicate.True) return all
     val residualColumns = Guarantees.columns(residual).toArray.sorted
 
-    // 2. Whole-chunk dictionaries.
+    // 2. Whole-chunk dictionaries, their pages fetched in one call.
     if (settings.pruneDictionary) {
-      val it = residualColumns.iterator
-      while (it.hasNext) {
-        val col = it.next()
-        if (dictionaryExcludes(block, blockIndex, col, residual, stats.get(col))) return RowGroupDecision.Skip(PruneReason.Dictionary)
-      }
+      val fetched = file.stream.fetch(residualColumns.toSeq.flatMap(dictionaryRange(block, _)), settings.maxCoalesceGap)
+      try {
+        val it = residualColumns.iterator
+        while (it.hasNext) {
+          val col = it.next()
+          if (dictionaryExcludes(block, blockIndex, col, residual, stats.get(col))) return RowGroupDecision.Skip(PruneReason.Dictionary)
+        }
+      } finally fetched.release()
     }
 
     // 3. Bloom filters.
@@ -169,6 +172,32 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
           }
         }
     }
+
+  /** The dictionary region of column `col`'s chunk (its start to its first data page), when
+    * dictionary pruning will read it. */
+  private def dictionaryRange(block: BlockMetaData, col: Int): Option[ByteRange] =
+    chunk(block, col).filter(c => ChunkDictionary.allPagesDictionaryEncoded(c) && sparkValues(col).isDefined &&
+      c.getFirstDataPageOffset > c.getStartingPos && c.getStartingPos >= 0)
+      .map(c => ByteRange(c.getStartingPos, c.getFirstDataPageOffset - c.getStartingPos))
+
+  private[this] var indexesFetched = false
+
+  /** Fetches, once per file and in one call, the page indexes of every column the scan reads in
+    * every row group of the split: writers put them together before the footer. They stay held
+    * until the file is closed. References that cannot be right are left to [[PageIndexes.read]],
+    * which reports them. */
+  private def fetchIndexes(): Unit = if (!indexesFetched) {
+    indexesFetched = true
+    val blocks = file.footer.getBlocks
+    val ranges = for {
+      b <- (0 until blocks.size()).map(blocks.get)
+      col <- plan.columns.indices
+      c <- chunk(b, col).toSeq
+      ref <- Seq(c.getColumnIndexReference, c.getOffsetIndexReference)
+      if ref != null && ref.getOffset >= 0 && ref.getLength > 0 && ref.getLength <= PageIndexes.MaxIndexBytes
+    } yield ByteRange(ref.getOffset, ref.getLength)
+    file.stream.fetch(ranges, settings.maxCoalesceGap)
+  }
 
   private def dictionaryExcludes(block: BlockMetaData, blockIndex: Int, col: Int, residual: Predicate,
       stats: Option[ColumnStats]): Boolean = {
@@ -240,6 +269,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
       }
     }
 
+    fetchIndexes()
     residualColumns.foreach(readIndex(_, withColumnIndex = true))
     if (pageStats.isEmpty) return None
     val ranges = PageFilter.candidateRows(residual, rowCount, pageStats.get)

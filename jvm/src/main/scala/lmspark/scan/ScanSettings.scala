@@ -13,7 +13,8 @@ import lmspark.predicate.Predicate
  * fields are `spark.sql.parquet.fieldId.read.enabled` / `.ignoreMissing`. `predicate` is the scan's
  * translated `dataFilters` (over `requiredSchema`), used only to skip what cannot pass; the
  * pruning flags are lmspark's `spark.lmspark.pruning.*` / `pageIndex` switches; the pipeline fields are
- * the `spark.lmspark.lateMaterialization.*`, `dictionaryPredicates` and `predicateCache` flags.
+ * the `spark.lmspark.lateMaterialization.*`, `dictionaryPredicates` and `predicateCache` flags; the
+ * I/O fields are the `spark.lmspark.io.*` flags (`open`: how files are opened and fetched ahead).
  */
 final case class ScanSettings(
     requiredSchema: StructType,
@@ -36,6 +37,8 @@ final case class ScanSettings(
     pruneGuarantees: Boolean = true,
     usePageIndex: Boolean = true,
     maxCoalesceGap: Long = 1L << 20,
+    open: lmspark.meta.OpenOptions = lmspark.meta.OpenOptions(),
+    prefetchMaxRequests: Int = 64,
     lateMaterialization: Boolean = true,
     dictionaryPredicates: Boolean = true,
     predicateCacheMaxBytes: Long = 64L << 20,

@@ -23,7 +23,10 @@ object TestLineApis {
     * refuses to write ancient dates unless told how to rebase them (4.x writes them CORRECTED). */
   val sessionDefaults: Map[String, String] = Map(
     "spark.sql.parquet.datetimeRebaseModeInWrite" -> "CORRECTED",
-    "spark.sql.parquet.int96RebaseModeInWrite" -> "CORRECTED")
+    "spark.sql.parquet.int96RebaseModeInWrite" -> "CORRECTED",
+    // Spark 4.0 made CORRECTED the default for reads too (SPARK-46440): the same rules on every line.
+    "spark.sql.parquet.datetimeRebaseModeInRead" -> "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInRead" -> "CORRECTED")
 
   def condition(t: SparkThrowable): String = t.getErrorClass
 

@@ -1,0 +1,204 @@
+package lmspark.io
+
+import java.io.EOFException
+import java.nio.ByteBuffer
+import java.util.concurrent.CompletableFuture
+
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.fs.FSDataInputStream
+import org.apache.parquet.io.SeekableInputStream
+
+import lmspark.shim.VectoredReads
+
+/** One open file as lmspark's readers see it: a `SeekableInputStream` whose reads are served from
+  * byte ranges fetched ahead of need, and otherwise from the file system's stream.
+  *
+  * [[fetch]] plans a stage: its ranges are merged across gaps of at most `maxGap` bytes and sent in
+  * one call, a vectored read (`PositionedReadable.readVectored`, through [[VectoredReads]]) when
+  * the stream implements one, so the connector merges and fetches them in parallel (S3A, ABFS, GCS,
+  * local NIO); otherwise one positioned read per merged range. The call returns at once; a read
+  * that needs a fetched range waits for it then (the wait is counted). A read is served from memory
+  * when one fetched range holds all of it; any other read (a range not planned, one that failed, or
+  * no fetch at all) is a seek and read on the file system's stream, exactly as without fetching, so
+  * fetching never changes what is read, only how many requests it takes. A fetched range that failed
+  * (a file shorter than its metadata says) is read again that way, so the error is the stream's.
+  *
+  * What a fetch holds is bounded: ranges beyond `maxBytes` held at once are not fetched (they are
+  * read when needed). [[Fetch.release]] drops a stage's buffers.
+  *
+  * Invariants: `pos` is the position of the next read; `held` maps each fetched range's offset to
+  * it; `heldBytes` is the sum of their lengths. Not thread-safe: one task reads a file. */
+final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats: IoStats, vectored: Boolean,
+    maxBytes: Long) extends SeekableInputStream {
+
+  private[this] var pos = 0L
+  /** Where the stream's last direct read ended (-1: none yet): a read starting there continues it. */
+  private[this] var streamEnd = -1L
+  private[this] val held = new java.util.TreeMap[java.lang.Long, FetchingStream.Held]()
+  private[this] var heldBytes = 0L
+  private[this] val one = new Array[Byte](1)
+
+  /** Bytes of fetched ranges held now. */
+  def bytesHeld: Long = heldBytes
+
+  /** Fetches `ranges` (merged across gaps of at most `maxGap`) in one call; ranges a held one covers
+    * already are not fetched again, and none past what `maxBytes` allows. */
+  def fetch(ranges: Seq[ByteRange], maxGap: Long): FetchingStream.Fetch = {
+    val wanted = ByteRange.merge(ranges.filter(r => r.length > 0 && r.end <= fileSize && !covered(r.offset, r.length)), maxGap)
+    val room = maxBytes - heldBytes
+    var total = 0L
+    val chosen = wanted.takeWhile { r => total += r.length; total <= room && r.length <= Int.MaxValue - 16 }
+    if (chosen.isEmpty) return FetchingStream.Fetch.Empty
+    val offsets = chosen.map(_.offset).toArray
+    val lengths = chosen.map(_.length.toInt).toArray
+    stats.roundTrips += 1
+    stats.requests += chosen.size
+    stats.bytesRequested += lengths.map(_.toLong).sum
+    val futures =
+      if (vectored && VectoredReads.available(in)) {
+        try VectoredReads.read(in, offsets, lengths)
+        catch { case NonFatal(e) => Array.fill(offsets.length)(CompletableFuture.failedFuture[ByteBuffer](e)) }
+      } else offsets.indices.map(i => positioned(offsets(i), lengths(i))).toArray
+    val items = offsets.indices.map { i =>
+      val h = new FetchingStream.Held(offsets(i), lengths(i), futures(i))
+      val old = held.put(offsets(i), h)
+      if (old != null) heldBytes -= old.length
+      heldBytes += h.length
+      h
+    }.toArray
+    new FetchingStream.Fetch(this, items)
+  }
+
+  private def positioned(offset: Long, length: Int): CompletableFuture[ByteBuffer] =
+    try {
+      val b = new Array[Byte](length)
+      val t0 = System.nanoTime()
+      in.readFully(offset, b, 0, length)
+      stats.waitNanos += System.nanoTime() - t0
+      CompletableFuture.completedFuture(ByteBuffer.wrap(b))
+    } catch { case NonFatal(e) => CompletableFuture.failedFuture[ByteBuffer](e) }
+
+  private[io] def drop(h: FetchingStream.Held): Unit =
+    if (held.get(h.offset) eq h) { held.remove(h.offset); heldBytes -= h.length }
+
+  /** The held range that holds `[at, at + length)`, or null. */
+  private def covering(at: Long, length: Long): FetchingStream.Held = {
+    var e = held.floorEntry(at)
+    var tries = 0
+    while (e != null && tries < 8) {
+      val h = e.getValue
+      if (h.offset <= at && at + length <= h.end) return h
+      e = held.lowerEntry(e.getKey)
+      tries += 1
+    }
+    null
+  }
+
+  private def covered(at: Long, length: Long): Boolean = covering(at, length) != null
+
+  /** Reads `len` bytes at `pos` into `b`: from a fetched range when one holds them, else from the stream. */
+  private def readAt(b: Array[Byte], off: Int, len: Int): Unit = {
+    if (len == 0) return
+    val h = covering(pos, len)
+    val data = if (h == null) null else h.data(stats)
+    if (data != null) {
+      val src = data.duplicate()
+      src.position(src.position() + (pos - h.offset).toInt)
+      src.get(b, off, len)
+    } else {
+      if (pos != streamEnd) { stats.requests += 1; stats.roundTrips += 1 }
+      stats.bytesRequested += len
+      val t0 = System.nanoTime()
+      try {
+        in.seek(pos)
+        in.readFully(b, off, len)
+      } finally stats.waitNanos += System.nanoTime() - t0
+      streamEnd = pos + len
+    }
+    stats.bytesUsed += len
+    pos += len
+  }
+
+  override def getPos: Long = pos
+
+  override def seek(newPos: Long): Unit = {
+    if (newPos < 0) throw new EOFException(s"cannot seek to $newPos")
+    pos = newPos
+  }
+
+  override def read(): Int =
+    if (pos >= fileSize) -1
+    else { readAt(one, 0, 1); one(0) & 0xff }
+
+  override def read(b: Array[Byte], off: Int, len: Int): Int =
+    if (len == 0) 0
+    else if (pos >= fileSize) -1
+    else {
+      val n = math.min(len.toLong, fileSize - pos).toInt
+      readAt(b, off, n)
+      n
+    }
+
+  override def readFully(bytes: Array[Byte]): Unit = readFully(bytes, 0, bytes.length)
+
+  override def readFully(bytes: Array[Byte], start: Int, len: Int): Unit = {
+    if (pos + len > fileSize) throw new EOFException(s"reading $len bytes at $pos passes the end of the file ($fileSize bytes)")
+    readAt(bytes, start, len)
+  }
+
+  override def read(buf: ByteBuffer): Int = {
+    val n = math.min(buf.remaining().toLong, math.max(0L, fileSize - pos)).toInt
+    if (buf.remaining() > 0 && n == 0) return -1
+    val b = new Array[Byte](n)
+    readFully(b)
+    buf.put(b)
+    n
+  }
+
+  override def readFully(buf: ByteBuffer): Unit = {
+    val b = new Array[Byte](buf.remaining())
+    readFully(b)
+    buf.put(b)
+  }
+
+  override def close(): Unit = {
+    held.clear()
+    heldBytes = 0L
+    in.close()
+  }
+}
+
+object FetchingStream {
+
+  /** One fetched range; its bytes once the read completes (null when it failed). */
+  private[io] final class Held(val offset: Long, val length: Int, future: CompletableFuture[ByteBuffer]) {
+    private[this] var buffer: ByteBuffer = _
+    private[this] var failed = false
+    def end: Long = offset + length
+
+    def data(stats: IoStats): ByteBuffer = {
+      if (buffer == null && !failed) {
+        val t0 = System.nanoTime()
+        try {
+          val b = future.get()
+          if (b.remaining() >= length) buffer = b else failed = true
+        } catch { case NonFatal(_) => failed = true } // read again from the stream, which gives its own error
+        finally stats.waitNanos += System.nanoTime() - t0
+      }
+      buffer
+    }
+  }
+
+  /** The ranges one [[FetchingStream.fetch]] call fetched. */
+  final class Fetch private[io] (stream: FetchingStream, items: Array[Held]) {
+    /** Bytes fetched. */
+    def bytes: Long = items.iterator.map(_.length.toLong).sum
+    /** Drops these ranges' buffers: later reads of them go to the stream. */
+    def release(): Unit = if (stream != null) items.foreach(stream.drop)
+  }
+
+  object Fetch {
+    val Empty: Fetch = new Fetch(null, Array.empty)
+  }
+}

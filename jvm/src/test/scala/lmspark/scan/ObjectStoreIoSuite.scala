@@ -1,0 +1,98 @@
+package lmspark.scan
+
+import java.io.File
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.functions._
+import org.scalatest.funsuite.AnyFunSuite
+
+import lmspark.plan.LmMetrics
+import lmspark.testutil.{LmSparkSession, SimulatedStore}
+
+/** Requests to an object store, counted by the simulated store ([[SimulatedStore]]: every request
+  * pays a latency; on Hadoop 3.4+ its streams take vectored reads and run their ranges in parallel,
+  * as S3A does). The latency is set to 0 here: only counts are checked, never times.
+  *
+  * Per query shape: lmspark's answer equals vanilla Spark's, and it sends no more requests than
+  * vanilla Spark (filter pushdown on, as users run it) for the same query; a point lookup on a file
+  * with page indexes takes at most four requests (footer, page indexes, the filtered column's page,
+  * the other columns' pages); a row group read filter-first takes one round trip per stage. */
+class ObjectStoreIoSuite extends AnyFunSuite with LmSparkSession {
+
+  /** One split per file (each split reads its footer, in vanilla Spark as in lmspark). */
+  override protected def sparkConf: Map[String, String] = SimulatedStore.conf(latencyMs = 0.0, mbPerSec = 1e6) ++
+    Map("spark.sql.files.maxPartitionBytes" -> "1g", "spark.sql.files.minPartitionNum" -> "1")
+
+  private val rows = 400000L
+
+  /** One file of four row groups, sorted by `id`, pages of 5000 rows, page indexes; `k` is
+    * dictionary-encoded. */
+  private lazy val file: File = {
+    val dir = newDir("store")
+    val df = spark.range(0, rows, 1, 1).select(
+      col("id"),
+      (col("id") * 7919 % 10).cast("int").as("k"),
+      concat(lit("s"), (col("id") * 31 % 100000).cast("string")).as("s"),
+      ((col("id") * 104729 % 100000) / 100.0).as("d"),
+      (col("id") * 2654435761L % 1000003L).as("v"))
+    lmspark.testutil.WriterLayouts.writeRowGroups(df, dir, (rows / 4).toInt, Map("parquet.page.row.count.limit" -> "5000"))
+    new File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head
+  }
+
+  private def table: DataFrame = spark.read.parquet("simstore://" + file.getAbsolutePath)
+
+  /** Requests the store saw while `df` ran (the DataFrame is built, so its schema known, before). */
+  private def requests(df: DataFrame): (Long, SparkPlan) = {
+    SimulatedStore.reset()
+    df.collect()
+    (SimulatedStore.requests.get(), df.queryExecution.executedPlan)
+  }
+
+  private def metric(plan: SparkPlan, name: String): Long = lmScans(plan).map(_.metrics(name).value).sum
+
+  /** lmspark's answer is vanilla's; returns (lmspark's requests, vanilla's requests, lmspark's plan). */
+  private def measure(query: DataFrame => DataFrame): (Long, Long, SparkPlan) = {
+    checkSparkAnswerAndLmUsed(query(table))
+    val vanilla = withConf("spark.lmspark.enabled" -> "false")(requests(query(table))._1)
+    val (lm, plan) = withConf("spark.lmspark.enabled" -> "true")(requests(query(table)))
+    assert(lm <= vanilla, s"lmspark sent $lm requests, vanilla Spark $vanilla\n$plan")
+    (lm, vanilla, plan)
+  }
+
+  test("a point lookup on a file with page indexes: at most four requests, and no more than vanilla") {
+    val (lm, vanilla, plan) = measure(_.where(col("id") === 234567L))
+    assert(lm <= 4, s"a point lookup took $lm requests (vanilla $vanilla)\n$plan")
+    info(s"point lookup: lmspark $lm requests, vanilla $vanilla")
+  }
+
+  test("a selective range on the sorted column: one round trip per stage") {
+    val (lm, vanilla, plan) = measure(_.where(col("id").between(120000L, 121500L)).select("id", "s", "d"))
+    // footer, page indexes, then per row group read: the filtered column's pages, the others' pages.
+    val stages = 2 * metric(plan, LmMetrics.RowGroupsRead)
+    assert(metric(plan, LmMetrics.IoRoundTrips) <= 2 + stages, s"round trips: ${metric(plan, LmMetrics.IoRoundTrips)}\n$plan")
+    info(s"range: lmspark $lm requests, vanilla $vanilla")
+  }
+
+  test("a filter on a dictionary column read filter-first: one round trip per stage in every row group") {
+    val (lm, vanilla, plan) = measure(_.where(col("k") === 3 && col("d") < 50.0).select("id", "v", "s"))
+    val groups = metric(plan, LmMetrics.RowGroupsRead)
+    assert(groups == 4 && metric(plan, LmMetrics.RowGroupsLate) == 4, plan.toString)
+    // footer, page indexes; per row group: dictionaries (for pruning), filtered columns, the others.
+    assert(metric(plan, LmMetrics.IoRoundTrips) <= 2 + 3 * groups, s"round trips: ${metric(plan, LmMetrics.IoRoundTrips)}\n$plan")
+    info(s"dictionary filter: lmspark $lm requests, vanilla $vanilla")
+  }
+
+  test("a full scan and an aggregate: no more requests than vanilla") {
+    val (lm1, v1, _) = measure(_.select(sum("v"), count("s"), max("d")))
+    val (lm2, v2, _) = measure(_.orderBy(col("d").desc, col("id")).limit(10))
+    info(s"aggregate: lmspark $lm1, vanilla $v1; top-n: lmspark $lm2, vanilla $v2")
+  }
+
+  test("with vectored reads and prefetch off, answers stay the same") {
+    withConf(lmspark.LmConf.IO_VECTORED.key -> "false", lmspark.LmConf.IO_PREFETCH_MAX_BYTES.key -> "0") {
+      checkSparkAnswerAndLmUsed(table.where(col("k") === 3 && col("d") < 50.0).select("id", "v", "s"))
+      checkSparkAnswerAndLmUsed(table.where(col("id") === 234567L))
+    }
+  }
+}
