@@ -20,10 +20,15 @@ import lmspark.io.{BoundedThrift, FetchingStream, IoStats}
   * `rowGroupIndex(i)` is the file's index of the split's `i`-th row group (its position in the
   * footer's row-group list): the one numbering every lmspark message uses. */
 final class OpenFile(val path: Path, val stream: FetchingStream, val footer: ParquetMetadata,
-    val fileSize: Long, val dataEnd: Long, rowGroupIndexes: Array[Int]) extends AutoCloseable {
+    val fileSize: Long, val dataEnd: Long, rowGroupIndexes: Array[Int],
+    val unknownLogicalTypes: Set[String] = Set.empty) extends AutoCloseable {
   require(rowGroupIndexes.length == footer.getBlocks.size, "one file index per row group of the split")
 
   def rowGroupIndex(splitIndex: Int): Int = rowGroupIndexes(splitIndex)
+
+  // `unknownLogicalTypes`: names of schema fields whose logical type the line's parquet-java does
+  // not know (e.g. FLOAT16 before 1.14); their annotation is dropped so that the footer converts,
+  // and no column of that name is read by lmspark.
 
   /** What the file's reads have cost so far. */
   def io: IoStats = stream.stats
@@ -86,8 +91,13 @@ object FooterReader {
       val mine = RowGroupTable.inSplit(extents, start, start + length)
       val all = meta.getRow_groups
       meta.setRow_groups(mine.toSeq.map(all.get).asJava)
+      // A logical type newer than the line's parquet-java parses as a union with no field set,
+      // which its converter cannot take: drop it, and remember the field.
+      val unknown = meta.getSchema.asScala.collect {
+        case e if e.isSetLogicalType && e.getLogicalType.getSetField == null => e.unsetLogicalType(); e.getName
+      }.toSet
       val footer = new ParquetMetadataConverter(HadoopReadOptions.builder(conf, path).build()).fromParquetMetadata(meta)
-      new OpenFile(path, stream, footer, fileSize, footerStart, mine)
+      new OpenFile(path, stream, footer, fileSize, footerStart, mine, unknown)
     } catch {
       case e: FileNotFoundException => stream.close(); throw e
       case e: ParquetDecodeException => stream.close(); throw e

@@ -38,7 +38,8 @@ final case class FileReadPlan(columns: IndexedSeq[ColumnPlan]) {
 object FileReadPlan {
 
   /** Right(plan), or Left(the reason lmspark cannot read this file). */
-  def build(footer: ParquetMetadata, requiredSchema: StructType, settings: ScanSettings): Either[String, FileReadPlan] = {
+  def build(footer: ParquetMetadata, requiredSchema: StructType, settings: ScanSettings,
+      unknownLogicalTypes: Set[String] = Set.empty): Either[String, FileReadPlan] = {
     val fileSchema = footer.getFileMetaData.getSchema
     val fields = fileSchema.getFields.asScala.toIndexedSeq
     val byName: Map[String, Seq[Type]] =
@@ -73,6 +74,8 @@ object FileReadPlan {
         case Seq() => Right(ColumnPlan.Missing)
         case Seq(t) if !t.isPrimitive => Left(s"column ${field.name} is not a primitive column in the file")
         case Seq(t) if t.getRepetition == Repetition.REPEATED => Left(s"column ${field.name} is repeated in the file")
+        case Seq(t) if unknownLogicalTypes.contains(t.getName) =>
+          Left(s"column ${field.name}: its logical type is unknown to this Spark line's parquet-java")
         case Seq(t) =>
           val descriptor = fileSchema.getColumnDescription(Array(t.getName))
           val options = ColumnReadOptions(

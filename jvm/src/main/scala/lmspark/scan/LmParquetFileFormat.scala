@@ -93,7 +93,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       val conf = confBroadcast.value.value
       val open = FooterReader.open(conf, file.toPath, file.fileSize, file.modificationTime,
         file.start, file.length, settings.open)
-      val planned = try FileReadPlan.build(open.footer, settings.requiredSchema, settings)
+      val planned = try FileReadPlan.build(open.footer, settings.requiredSchema, settings, open.unknownLogicalTypes)
       catch { case e: Throwable => open.close(); throw e }
       planned match {
         case Right(plan) =>
