@@ -82,6 +82,19 @@ jar-tests: venv
 bench-store: venv jar jar-tests venv-bench
 	$(PY) -m lmspark.bench --store sim --engines vanilla lmspark $(BENCH_ARGS)
 
+# lmspark through real S3A against a local S3 server (moto_server), on Spark 4.1 (Hadoop 3.4.2):
+# hadoop-aws 3.4.2 and the AWS SDK bundle 2.29.52 (641 MB) from Maven Central into .cache/s3a once.
+S3A_LINE ?= 4.1
+S3A_JARS := .cache/s3a
+.PHONY: test-s3a
+test-s3a:
+	$(MAKE) --no-print-directory venv jar LINE=$(S3A_LINE)
+	mkdir -p $(S3A_JARS)
+	test -f $(S3A_JARS)/hadoop-aws-3.4.2.jar || mvn -q -B dependency:copy -Dartifact=org.apache.hadoop:hadoop-aws:3.4.2 -DoutputDirectory=$(S3A_JARS)
+	test -f $(S3A_JARS)/bundle-2.29.52.jar || mvn -q -B dependency:copy -Dartifact=software.amazon.awssdk:bundle:2.29.52 -DoutputDirectory=$(S3A_JARS)
+	.cache/venv-spark$(S3A_LINE)/bin/pip install -q "moto[server]==5.2.5" boto3
+	LMSPARK_S3A=1 .cache/venv-spark$(S3A_LINE)/bin/python -m pytest -q -s tests/long/test_s3a.py
+
 .PHONY: test-matrix test-line smoke
 test-matrix:
 	for l in $(OTHER_LINES); do $(MAKE) --no-print-directory test-line LINE=$$l || exit 1; done
@@ -99,7 +112,7 @@ smoke: venv
 
 # Long tests, kept out of `make test`: one target per test, all run by `make test-long`.
 .PHONY: test-long test-memory test-soak
-test-long: test-memory test-soak
+test-long: test-memory test-soak test-s3a
 
 # 8M-row row groups (over 1 GiB of chunk bytes each; the file is generated once into .cache/long)
 # read by lmspark with spark.driver.memory=1g, answers against vanilla Spark; prints heap figures.

@@ -20,6 +20,22 @@ SELECTION_THRESHOLD = "spark.lmspark.selection.threshold"
 #: Default: 1048576.
 IO_MAX_COALESCE_GAP = "spark.lmspark.io.maxCoalesceGap"
 
+#: Fetch each read stage's byte ranges (the chunks or surviving pages of the columns a stage reads, the page indexes, the dictionary pages pruning reads) in one Hadoop vectored read, which the file system merges and runs in parallel (S3A, ABFS, GCS, local NIO). Off, or on a stream without vectored reads (Spark 3.5's Hadoop), each merged range is one positioned read.
+#: Default: true.
+IO_VECTORED_ENABLED = "spark.lmspark.io.vectored.enabled"
+
+#: Most bytes a task holds fetched ahead of need (a stage's ranges, and the next row group's first stage while the current one decodes). Ranges past it are read when needed; 0 fetches nothing ahead.
+#: Default: 67108864.
+IO_PREFETCH_MAX_BYTES = "spark.lmspark.io.prefetch.maxBytes"
+
+#: Most requests (merged ranges) fetched for the next row group while the current one decodes; a next row group needing more is fetched when it is reached. 0 turns that prefetch off.
+#: Default: 64.
+IO_PREFETCH_MAX_REQUESTS = "spark.lmspark.io.prefetch.maxRequests"
+
+#: Bytes read from a file's end in one request to get its footer; a longer footer takes one more.
+#: Default: 65536.
+IO_FOOTER_TAIL_BYTES = "spark.lmspark.io.footerTailBytes"
+
 #: Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as stored, as parquet-java's parquet.page.verify-checksum.enabled does); a mismatch fails the query with an error naming the file, column, row group and page. Skipped pages are not checked.
 #: Default: false.
 VERIFY_CHECKSUMS = "spark.lmspark.verifyChecksums"
@@ -87,6 +103,10 @@ DEFAULTS = {
     "spark.lmspark.selection.policy": "auto",
     "spark.lmspark.selection.threshold": "11",
     "spark.lmspark.io.maxCoalesceGap": "1048576",
+    "spark.lmspark.io.vectored.enabled": "true",
+    "spark.lmspark.io.prefetch.maxBytes": "67108864",
+    "spark.lmspark.io.prefetch.maxRequests": "64",
+    "spark.lmspark.io.footerTailBytes": "65536",
     "spark.lmspark.verifyChecksums": "false",
     "spark.lmspark.dictionary.preserve.enabled": "true",
     "spark.lmspark.pruning.statistics.enabled": "true",

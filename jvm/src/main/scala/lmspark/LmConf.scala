@@ -127,7 +127,7 @@ object LmConf {
       "system merges and runs in parallel (S3A, ABFS, GCS, local NIO). Off, or on a stream without vectored " +
       "reads (Spark 3.5's Hadoop), each merged range is one positioned read.")
 
-  val IO_PREFETCH_MAX_BYTES: Entry[Long] = long("spark.lmspark.io.prefetch.maxBytes", default = 256L << 20, "io",
+  val IO_PREFETCH_MAX_BYTES: Entry[Long] = long("spark.lmspark.io.prefetch.maxBytes", default = 64L << 20, "io",
     "Most bytes a task holds fetched ahead of need (a stage's ranges, and the next row group's first " +
       "stage while the current one decodes). Ranges past it are read when needed; 0 fetches nothing ahead.", min = 0L)
 

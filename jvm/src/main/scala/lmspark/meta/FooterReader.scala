@@ -38,7 +38,7 @@ final class OpenFile(val path: Path, val stream: FetchingStream, val footer: Par
 
 /** How a file is opened: vectored reads on or off, the most bytes fetched ahead at once
   * ([[FetchingStream]]), and the tail read speculatively for the footer. */
-final case class OpenOptions(vectored: Boolean = true, prefetchMaxBytes: Long = 128L << 20,
+final case class OpenOptions(vectored: Boolean = true, prefetchMaxBytes: Long = 64L << 20,
     footerTailBytes: Int = FooterReader.TailBytes)
 
 /**
