@@ -178,8 +178,9 @@ def run_spark(plan: dict) -> None:
             secs, _ = one(cell)
             counted = {}
             if store is not None:
-                counted = {"store_requests": int(store.requests().get()),
-                           "store_mb": round(store.bytes().get() / 2**20, 3)}
+                # py4j hands a java.lang.Number (the counters are AtomicLongs) back as a Python int
+                counted = {"store_requests": int(store.requests()),
+                           "store_mb": round(int(store.bytes()) / 2**20, 3)}
         except Exception:
             # a write that failed may or may not have reached the listener: resynchronise
             time.sleep(2.0)

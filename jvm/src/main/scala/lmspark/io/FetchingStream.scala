@@ -42,10 +42,16 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
   /** Bytes of fetched ranges held now. */
   def bytesHeld: Long = heldBytes
 
-  /** Fetches `ranges` (merged across gaps of at most `maxGap`) in one call; ranges a held one covers
-    * already are not fetched again, and none past what `maxBytes` allows. */
+  /** Whether fetches go out as one vectored read (else one positioned read per merged range). */
+  private[this] lazy val vectoredReads: Boolean = vectored && VectoredReads.available(in)
+
+  /** Fetches `ranges` in one call; ranges a held one covers already are not fetched again, and none
+    * past what `maxBytes` allows. A vectored read gets the ranges merged only where they touch (the
+    * connector merges nearby ranges its own way: S3A across 128 KiB); positioned reads get them
+    * merged across gaps of at most `maxGap`, each merged range being one request. */
   def fetch(ranges: Seq[ByteRange], maxGap: Long): FetchingStream.Fetch = {
-    val wanted = ByteRange.merge(ranges.filter(r => r.length > 0 && r.end <= fileSize && !covered(r.offset, r.length)), maxGap)
+    val wanted = ByteRange.merge(ranges.filter(r => r.length > 0 && r.end <= fileSize && !covered(r.offset, r.length)),
+      if (vectoredReads) 0L else maxGap)
     val room = maxBytes - heldBytes
     var total = 0L
     val chosen = wanted.takeWhile { r => total += r.length; total <= room && r.length <= Int.MaxValue - 16 }
@@ -56,7 +62,7 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
     stats.requests += chosen.size
     stats.bytesRequested += lengths.map(_.toLong).sum
     val futures =
-      if (vectored && VectoredReads.available(in)) {
+      if (vectoredReads) {
         try VectoredReads.read(in, offsets, lengths)
         catch { case NonFatal(e) => Array.fill(offsets.length)(CompletableFuture.failedFuture[ByteBuffer](e)) }
       } else offsets.indices.map(i => positioned(offsets(i), lengths(i))).toArray
