@@ -16,7 +16,7 @@ SELECTION_POLICY = "spark.lmspark.selection.policy"
 #: Default: 11.
 SELECTION_THRESHOLD = "spark.lmspark.selection.threshold"
 
-#: Largest gap in bytes between two needed pages of a column chunk that is read through rather than split into two reads.
+#: Largest gap in bytes between two needed byte ranges (pages of a chunk, or the chunks, pages and metadata one read stage fetches) that is read through rather than split into two requests.
 #: Default: 1048576.
 IO_MAX_COALESCE_GAP = "spark.lmspark.io.maxCoalesceGap"
 
@@ -33,8 +33,12 @@ IO_PREFETCH_MAX_BYTES = "spark.lmspark.io.prefetch.maxBytes"
 IO_PREFETCH_MAX_REQUESTS = "spark.lmspark.io.prefetch.maxRequests"
 
 #: Bytes read from a file's end in one request to get its footer; a longer footer takes one more.
-#: Default: 65536.
+#: Default: 262144.
 IO_FOOTER_TAIL_BYTES = "spark.lmspark.io.footerTailBytes"
+
+#: A row group read filter-first whose candidate pages (after page-index pruning) weigh at most this many bytes over all its columns is fetched in one round trip, not one for the filtered columns and one for the rest. 0 always fetches by stage.
+#: Default: 8388608.
+IO_SINGLE_STAGE_MAX_BYTES = "spark.lmspark.io.singleStageMaxBytes"
 
 #: Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as stored, as parquet-java's parquet.page.verify-checksum.enabled does); a mismatch fails the query with an error naming the file, column, row group and page. Skipped pages are not checked.
 #: Default: false.
@@ -106,7 +110,8 @@ DEFAULTS = {
     "spark.lmspark.io.vectored.enabled": "true",
     "spark.lmspark.io.prefetch.maxBytes": "67108864",
     "spark.lmspark.io.prefetch.maxRequests": "64",
-    "spark.lmspark.io.footerTailBytes": "65536",
+    "spark.lmspark.io.footerTailBytes": "262144",
+    "spark.lmspark.io.singleStageMaxBytes": "8388608",
     "spark.lmspark.verifyChecksums": "false",
     "spark.lmspark.dictionary.preserve.enabled": "true",
     "spark.lmspark.pruning.statistics.enabled": "true",

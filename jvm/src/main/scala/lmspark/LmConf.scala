@@ -118,8 +118,8 @@ object LmConf {
       "RLE_DICTIONARY decoders (`make bench-selection`, benchmarks/selection/).", min = 0)
 
   val IO_MAX_COALESCE_GAP: Entry[Int] = int("spark.lmspark.io.maxCoalesceGap", default = 1 << 20, "io",
-    "Largest gap in bytes between two needed pages of a column chunk that is read through rather than " +
-      "split into two reads.", min = 0)
+    "Largest gap in bytes between two needed byte ranges (pages of a chunk, or the chunks, pages and " +
+      "metadata one read stage fetches) that is read through rather than split into two requests.", min = 0)
 
   val IO_VECTORED: Entry[Boolean] = bool("spark.lmspark.io.vectored.enabled", default = true, "io",
     "Fetch each read stage's byte ranges (the chunks or surviving pages of the columns a stage reads, the " +
@@ -135,8 +135,13 @@ object LmConf {
     "Most requests (merged ranges) fetched for the next row group while the current one decodes; a " +
       "next row group needing more is fetched when it is reached. 0 turns that prefetch off.", min = 0)
 
-  val IO_FOOTER_TAIL_BYTES: Entry[Int] = int("spark.lmspark.io.footerTailBytes", default = 64 << 10, "io",
+  val IO_FOOTER_TAIL_BYTES: Entry[Int] = int("spark.lmspark.io.footerTailBytes", default = 256 << 10, "io",
     "Bytes read from a file's end in one request to get its footer; a longer footer takes one more.", min = 8)
+
+  val IO_SINGLE_STAGE_MAX_BYTES: Entry[Long] = long("spark.lmspark.io.singleStageMaxBytes", default = 8L << 20, "io",
+    "A row group read filter-first whose candidate pages (after page-index pruning) weigh at most this " +
+      "many bytes over all its columns is fetched in one round trip, not one for the filtered columns and " +
+      "one for the rest. 0 always fetches by stage.", min = 0L)
 
   val VERIFY_CHECKSUMS: Entry[Boolean] = bool("spark.lmspark.verifyChecksums", default = false, "io",
     "Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as " +

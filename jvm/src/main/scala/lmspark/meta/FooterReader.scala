@@ -61,7 +61,7 @@ final case class OpenOptions(vectored: Boolean = true, prefetchMaxBytes: Long = 
 object FooterReader {
 
   /** Bytes read from the end of a file at once: footers up to this size (most) take one read. */
-  val TailBytes: Int = 64 << 10
+  val TailBytes: Int = 256 << 10
 
   /** The footer length and the two `PAR1` after it. */
   private val Trailer = 8

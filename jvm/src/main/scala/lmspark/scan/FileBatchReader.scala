@@ -259,8 +259,19 @@ final class FileBatchReader(
   private def filtersOf(p: RowGroupPlan): Map[Int, Predicate] =
     if (settings.lateMaterialization && p.residual != Predicate.True) pass.filtersOf(p.residual) else Map.empty
 
-  /** Decides the row group after the current one and fetches its first stage (its filtered
-    * columns, or all columns), when that stays within `prefetchMaxRequests` requests and the bytes
+  /** The columns a row group's first fetch takes: all of them when it is decoded whole, or when
+    * the page index left few candidate pages (`singleStageMaxBytes` over all columns: one round trip
+    * instead of two); else the filtered columns. */
+  private def firstStage(block: BlockMetaData, p: RowGroupPlan, filters: Map[Int, Predicate],
+      whole: Boolean): Seq[(Int, ColumnDescriptor, Option[ColumnFetch])] = {
+    val all = leaves(p, presentColumns.toSeq)
+    if (filters.isEmpty || whole) all
+    else if (p.selection.isDefined && sources.cost(block, p, all)._2 <= settings.singleStageMaxBytes) all
+    else leaves(p, filters.keys)
+  }
+
+  /** Decides the row group after the current one and fetches its first stage ([[firstStage]],
+    * whole when the split's row groups have been decoded whole lately), when that stays within `prefetchMaxRequests` requests and the bytes
     * a task may hold. A failed decision is left for its turn, which fails the same way. */
   private def prefetchNext(): Unit = {
     if (settings.prefetchMaxRequests == 0 || nextBlock >= blocks.size()) return
@@ -270,7 +281,7 @@ final class FileBatchReader(
     val fetch = decision match {
       case RowGroupDecision.Read(p) =>
         val filters = filtersOf(p)
-        val first = leaves(p, if (filters.nonEmpty) filters.keys else presentColumns.toSeq)
+        val first = firstStage(block, p, filters, whole = filters.nonEmpty && lm.likelyWhole(filters.keys, outputOnly))
         val (requests, bytes) = sources.cost(block, p, first)
         if (requests <= settings.prefetchMaxRequests && bytes <= settings.open.prefetchMaxBytes - file.stream.bytesHeld)
           sources.fetch(block, p, first)
@@ -306,7 +317,7 @@ final class FileBatchReader(
         val filters = filtersOf(p)
         if (filters.nonEmpty && lm.filterFirst(filters.keys, outputOnly)) {
           metrics.rowGroupsLate += 1
-          stageFetches ::= sources.fetch(block, p, leaves(p, filters.keys))
+          stageFetches ::= sources.fetch(block, p, firstStage(block, p, filters, whole = false))
           val o = guarded { pass.run(block, p, filters) }
           if (o.selection.selectedCount == 0) { metrics.prunedByPredicateColumns += 1; cache.clear(); return }
           lm.recordSelection(o.selection.selectedCount, math.max(1L, o.selection.runCount / 2))

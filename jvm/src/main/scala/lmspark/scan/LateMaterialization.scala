@@ -52,15 +52,22 @@ final class LateMaterialization(settings: ScanSettings) {
     groupsSeen += 1
   }
 
+  /** Whether what is known so far says to decode a row group with these filtered columns whole
+    * (the rule below, without its exploring); false before anything is known. Changes nothing. */
+  def likelyWhole(filtered: Iterable[Int], outputOnly: Int): Boolean = {
+    if (groupsSeen == 0) return false
+    val expected = filtered.foldLeft(1.0)((p, c) => p * selectivity(c))
+    val meanRun = if (selectedRuns == 0) Double.MaxValue else selectedRows.toDouble / selectedRuns
+    expected >= settings.denseFraction ||
+      (outputOnly <= settings.narrowColumns && expected >= settings.scatteredFraction &&
+        meanRun < settings.selectionThreshold)
+  }
+
   /** Whether to read the next row group filter-first, given its filtered columns and how many
     * columns are projected without being filtered. */
   def filterFirst(filtered: Iterable[Int], outputOnly: Int): Boolean = {
     if (groupsSeen == 0) return true
-    val expected = filtered.foldLeft(1.0)((p, c) => p * selectivity(c))
-    val meanRun = if (selectedRuns == 0) Double.MaxValue else selectedRows.toDouble / selectedRuns
-    val whole = expected >= settings.denseFraction ||
-      (outputOnly <= settings.narrowColumns && expected >= settings.scatteredFraction &&
-        meanRun < settings.selectionThreshold)
+    val whole = likelyWhole(filtered, outputOnly)
     if (!whole) { wholeInARow = 0; true }
     else {
       wholeInARow += 1

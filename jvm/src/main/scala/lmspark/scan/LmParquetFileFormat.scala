@@ -76,6 +76,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       open = lmspark.meta.OpenOptions(LmConf.IO_VECTORED.get(sqlConf), LmConf.IO_PREFETCH_MAX_BYTES.get(sqlConf),
         LmConf.IO_FOOTER_TAIL_BYTES.get(sqlConf)),
       prefetchMaxRequests = LmConf.IO_PREFETCH_MAX_REQUESTS.get(sqlConf),
+      singleStageMaxBytes = LmConf.IO_SINGLE_STAGE_MAX_BYTES.get(sqlConf),
       lateMaterialization = LmConf.LATE_MATERIALIZATION.get(sqlConf),
       dictionaryPredicates = LmConf.DICTIONARY_PREDICATES.get(sqlConf),
       predicateCacheMaxBytes = LmConf.PREDICATE_CACHE_MAX_BYTES.get(sqlConf),

@@ -126,9 +126,12 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     if (residual == Predicate.True) return all
     val residualColumns = Guarantees.columns(residual).toArray.sorted
 
-    // 2. Whole-chunk dictionaries, their pages fetched in one call.
+    // 2. Whole-chunk dictionaries, their pages fetched in one call, with the split's page indexes
+    // when step 4 will want them (one round trip for both).
     if (settings.pruneDictionary) {
-      val fetched = file.stream.fetch(residualColumns.toSeq.flatMap(dictionaryRange(block, _)), settings.maxCoalesceGap)
+      val indexes = if (settings.usePageIndex) indexRanges() else Nil
+      val fetched = file.stream.fetchAll(Seq(residualColumns.toSeq.flatMap(dictionaryRange(block, _)), indexes),
+        settings.maxCoalesceGap).head
       try {
         val it = residualColumns.iterator
         while (it.hasNext) {
@@ -186,17 +189,19 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     * every row group of the split: writers put them together before the footer. They stay held
     * until the file is closed. References that cannot be right are left to [[PageIndexes.read]],
     * which reports them. */
-  private def fetchIndexes(): Unit = if (!indexesFetched) {
+  private def fetchIndexes(): Unit = file.stream.fetch(indexRanges(), settings.maxCoalesceGap)
+
+  /** The ranges [[fetchIndexes]] fetches the first time; nothing afterwards. */
+  private def indexRanges(): Seq[ByteRange] = if (indexesFetched) Nil else {
     indexesFetched = true
     val blocks = file.footer.getBlocks
-    val ranges = for {
+    for {
       b <- (0 until blocks.size()).map(blocks.get)
       col <- plan.columns.indices
       c <- chunk(b, col).toSeq
       ref <- Seq(c.getColumnIndexReference, c.getOffsetIndexReference)
       if ref != null && ref.getOffset >= 0 && ref.getLength > 0 && ref.getLength <= PageIndexes.MaxIndexBytes
     } yield ByteRange(ref.getOffset, ref.getLength)
-    file.stream.fetch(ranges, settings.maxCoalesceGap)
   }
 
   private def dictionaryExcludes(block: BlockMetaData, blockIndex: Int, col: Int, residual: Predicate,

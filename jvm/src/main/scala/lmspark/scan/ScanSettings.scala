@@ -39,6 +39,7 @@ final case class ScanSettings(
     maxCoalesceGap: Long = 1L << 20,
     open: lmspark.meta.OpenOptions = lmspark.meta.OpenOptions(),
     prefetchMaxRequests: Int = 64,
+    singleStageMaxBytes: Long = 8L << 20,
     lateMaterialization: Boolean = true,
     dictionaryPredicates: Boolean = true,
     predicateCacheMaxBytes: Long = 64L << 20,

@@ -57,7 +57,7 @@ class PruningIoSuite extends AnyFunSuite with LmSparkSession {
       val needed = Seq.newBuilder[Range]
       val fileLen = file.length()
       allowed += Range(0, 4)
-      allowed += Range(fileLen - 8 - 64 * 1024, fileLen) // footer (parquet-java reads a tail block)
+      allowed += Range(fileLen - lmspark.LmConf.IO_FOOTER_TAIL_BYTES.default, fileLen) // footer: one tail read
       footer.getBlocks.asScala.foreach { block =>
         val chunks = block.getColumns.asScala
         chunks.foreach { c =>
