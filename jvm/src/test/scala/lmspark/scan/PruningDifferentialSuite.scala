@@ -334,12 +334,18 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
       val file = CodecFixtures.corpus(name)
       def read = schema.fold(spark.read)(s => spark.read.schema(s)).parquet(file.toString)
       // A line whose parquet-java predates a type in the file (GEOGRAPHY before 1.16) cannot read
-      // it: lmspark must then fail as well, never answer where vanilla cannot.
+      // it. lmspark declines the column of that type and may read the others; then it must return
+      // every row the footer counts (the corpus pytest checks its values against pyarrow).
       scala.util.Try(referenceRows(read)).failed.toOption match {
         case Some(vanilla) =>
-          val lm = scala.util.Try(withConf("spark.lmspark.enabled" -> "true")(read.collect()))
-          assert(lm.isFailure, s"vanilla Spark fails on $name (${vanilla.getMessage}) but lmspark answered")
-          info(s"vanilla Spark on this line cannot read it, nor can lmspark: ${vanilla.getClass.getSimpleName}")
+          scala.util.Try(withConf("spark.lmspark.enabled" -> "true")(read.collect())).toOption match {
+            case Some(rows) =>
+              val s = lmspark.testutil.MetadataSurgery.open(file)
+              val total = (0 until s.rowGroups).map(s.rowCount).sum
+              assert(rows.length.toLong == total, s"lmspark read ${rows.length} of the $total rows where vanilla fails")
+              info(s"vanilla Spark on this line cannot read it (${vanilla.getClass.getSimpleName}); lmspark read all $total rows")
+            case None => info(s"vanilla Spark on this line cannot read it, nor can lmspark")
+          }
         case None =>
           randomQueries(load(name, file.toString, schema, readByLmspark = false), n)
           assertNoFailures()
