@@ -79,7 +79,7 @@ def lineitem(endpoint):
 
 
 @pytest.fixture(scope="module")
-def spark(endpoint):
+def s3_spark(endpoint):
     from pyspark.sql import SparkSession
 
     import lmspark
@@ -125,7 +125,8 @@ def _run(spark, path: str, sql: str, settings: dict) -> tuple[tuple, int, float]
     return (row["n"], row["h"]), _gets(spark, path) - before, secs
 
 
-def test_lineitem_queries_through_s3a(spark, lineitem):
+def test_lineitem_queries_through_s3a(s3_spark, lineitem):
+    spark = s3_spark
     from lmspark.bench import queries
 
     path, scale = lineitem

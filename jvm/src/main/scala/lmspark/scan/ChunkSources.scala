@@ -53,12 +53,17 @@ final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: In
     * `rowGroup` reads. */
   def fetch(block: BlockMetaData, rowGroup: RowGroupPlan,
       columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])]): FetchingStream.Fetch =
-    file.stream.fetch(columns.flatMap { case (c, d, f) => ranges(block, rowGroup, c, d, f) }, settings.maxCoalesceGap)
+    file.stream.fetch(ranges(block, rowGroup, columns), settings.maxCoalesceGap)
+
+  /** The file ranges [[open]] reads for `columns` (requested column, leaf, fetch) of `rowGroup`. */
+  def ranges(block: BlockMetaData, rowGroup: RowGroupPlan,
+      columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])]): Seq[ByteRange] =
+    columns.flatMap { case (c, d, f) => ranges(block, rowGroup, c, d, f) }
 
   /** How many requests [[fetch]] would make for `columns`, and their bytes. */
   def cost(block: BlockMetaData, rowGroup: RowGroupPlan,
       columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])]): (Int, Long) = {
-    val merged = ByteRange.merge(columns.flatMap { case (c, d, f) => ranges(block, rowGroup, c, d, f) }, settings.maxCoalesceGap)
+    val merged = ByteRange.merge(ranges(block, rowGroup, columns), settings.maxCoalesceGap)
     (merged.size, merged.iterator.map(_.length).sum)
   }
 }

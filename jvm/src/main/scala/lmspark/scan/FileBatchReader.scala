@@ -241,8 +241,8 @@ final class FileBatchReader(
 
   /** The fetches of the current row group's stages, released when it is done. */
   private var stageFetches: List[FetchingStream.Fetch] = Nil
-  /** The next row group (its split index), decided ahead, and the fetch of its first stage; null if none. */
-  private var ahead: (Int, RowGroupDecision, FetchingStream.Fetch) = _
+  /** Row groups (by split index) decided ahead, with the fetch of their first stage. */
+  private val ahead = scala.collection.mutable.Map.empty[Int, (RowGroupDecision, FetchingStream.Fetch)]
 
   private def decide(block: BlockMetaData, blockIndex: Int): RowGroupDecision =
     if (pruner == null) RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, block.getRowCount, plan.columns.length))
@@ -270,11 +270,50 @@ final class FileBatchReader(
     else leaves(p, filters.keys)
   }
 
-  /** Decides the row group after the current one and fetches its first stage ([[firstStage]],
-    * whole when the split's row groups have been decoded whole lately), when that stays within `prefetchMaxRequests` requests and the bytes
-    * a task may hold. A failed decision is left for its turn, which fails the same way. */
-  private def prefetchNext(): Unit = {
-    if (settings.prefetchMaxRequests == 0 || nextBlock >= blocks.size()) return
+  /** Fetches ahead while the current row group decodes: the next one decided and its first stage
+    * ([[firstStage]], whole when the split's row groups have been decoded whole lately), within
+    * `prefetchMaxRequests` requests and the bytes a task may hold. A failed decision is left for
+    * its turn, which fails the same way. */
+  private def prefetchNext(): Unit =
+    if (settings.prefetchMaxRequests > 0) { if (pruner == null) prefetchWhole() else prefetchOne() }
+
+  /** Without a predicate every row group is read whole: the following row groups not fetched yet
+    * are fetched together, in one call with their ranges merged, as many as the request and byte
+    * bounds allow (so a full scan takes a few large reads, not one per row group); the bytes are
+    * released when the last of them is done. */
+  private def prefetchWhole(): Unit = {
+    var j = nextBlock
+    while (ahead.contains(j)) j += 1
+    val room = settings.open.prefetchMaxBytes - file.stream.bytesHeld
+    val picked = scala.collection.mutable.ArrayBuffer.empty[(Int, RowGroupPlan, Seq[lmspark.io.ByteRange])]
+    var requests = 0
+    var bytes = 0L
+    var more = true
+    while (more && j < blocks.size()) {
+      val block = blocks.get(j)
+      if (block.getRowCount > 0) {
+        val p = RowGroupPlan.whole(j, block.getRowCount, plan.columns.length)
+        val cols = leaves(p, presentColumns.toSeq)
+        val (r, b) = sources.cost(block, p, cols)
+        if (requests + r <= settings.prefetchMaxRequests && bytes + b <= room) {
+          picked += ((j, p, sources.ranges(block, p, cols)))
+          requests += r
+          bytes += b
+        } else more = false
+      }
+      if (more) j += 1
+    }
+    if (picked.nonEmpty) {
+      // One set of ranges, merged across row groups too; released with the last of them.
+      val fetch = file.stream.fetch(picked.flatMap(_._3).toSeq, settings.maxCoalesceGap)
+      val last = picked.last._1
+      picked.foreach { case (i, p, _) => ahead(i) = (RowGroupDecision.Read(p), if (i == last) fetch else FetchingStream.Fetch.Empty) }
+    }
+  }
+
+  /** The next row group, decided now, and its first stage fetched ([[firstStage]]). */
+  private def prefetchOne(): Unit = {
+    if (nextBlock >= blocks.size() || ahead.contains(nextBlock)) return
     val block = blocks.get(nextBlock)
     if (block.getRowCount == 0) return
     val decision = try decide(block, nextBlock) catch { case NonFatal(_) => return }
@@ -288,7 +327,7 @@ final class FileBatchReader(
         else FetchingStream.Fetch.Empty
       case _ => FetchingStream.Fetch.Empty
     }
-    ahead = (nextBlock, decision, fetch)
+    ahead(nextBlock) = (decision, fetch)
   }
 
   private def openNextRowGroup(): Unit = {
@@ -299,9 +338,9 @@ final class FileBatchReader(
     metrics.rowGroupsTotal += 1
     if (block.getRowCount == 0) return
     refetch = Map.empty
-    val decision: RowGroupDecision = ahead match {
-      case (`blockIndex`, d, f) => ahead = null; stageFetches ::= f; d
-      case _ => guarded { decide(block, blockIndex) }
+    val decision: RowGroupDecision = ahead.remove(blockIndex) match {
+      case Some((d, f)) => stageFetches ::= f; d
+      case None => guarded { decide(block, blockIndex) }
     }
     val rowGroup = decision match {
       case RowGroupDecision.Skip(reason) =>
