@@ -24,7 +24,7 @@ IO_MAX_COALESCE_GAP = "spark.lmspark.io.maxCoalesceGap"
 #: Default: true.
 IO_VECTORED_ENABLED = "spark.lmspark.io.vectored.enabled"
 
-#: Most bytes a task holds fetched ahead of need (a stage's ranges, and the next row group's first stage while the current one decodes). Ranges past it are read when needed; 0 fetches nothing ahead.
+#: Most bytes a task holds fetched ahead of need (a stage's ranges, and the next row group's first stage while the current one decodes). Ranges past it are read when needed; 0 fetches nothing ahead. Files on the local file system (file:) are never fetched ahead.
 #: Default: 67108864.
 IO_PREFETCH_MAX_BYTES = "spark.lmspark.io.prefetch.maxBytes"
 

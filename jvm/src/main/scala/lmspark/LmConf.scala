@@ -129,7 +129,8 @@ object LmConf {
 
   val IO_PREFETCH_MAX_BYTES: Entry[Long] = long("spark.lmspark.io.prefetch.maxBytes", default = 64L << 20, "io",
     "Most bytes a task holds fetched ahead of need (a stage's ranges, and the next row group's first " +
-      "stage while the current one decodes). Ranges past it are read when needed; 0 fetches nothing ahead.", min = 0L)
+      "stage while the current one decodes). Ranges past it are read when needed; 0 fetches nothing ahead. " +
+      "Files on the local file system (file:) are never fetched ahead.", min = 0L)
 
   val IO_PREFETCH_MAX_REQUESTS: Entry[Int] = int("spark.lmspark.io.prefetch.maxRequests", default = 64, "io",
     "Most requests (merged ranges) fetched for the next row group while the current one decodes; a " +

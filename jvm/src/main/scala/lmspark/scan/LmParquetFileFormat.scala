@@ -92,8 +92,11 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
 
     val read = (file: PartitionedFile) => {
       val conf = confBroadcast.value.value
+      // The local file system has no request latency to hide: its reads go straight to the stream
+      // (measured: fetching ahead there cost up to a fifth on the SF10 point lookup).
+      val options = if (file.toPath.toUri.getScheme == "file") settings.open.copy(prefetchMaxBytes = 0L) else settings.open
       val open = FooterReader.open(conf, file.toPath, file.fileSize, file.modificationTime,
-        file.start, file.length, settings.open)
+        file.start, file.length, options)
       val planned = try FileReadPlan.build(open.footer, settings.requiredSchema, settings, open.unknownLogicalTypes)
       catch { case e: Throwable => open.close(); throw e }
       planned match {
