@@ -41,6 +41,8 @@ NATIVE_THREADS = 2
 #: Extra lmspark ablations: engine name -> conf overrides on top of lmspark's defaults.
 EXTRA_ABLATIONS: dict[str, dict[str, str]] = {
     # "lmspark-batch1024": {"spark.lmspark.batchSize": "1024"},
+    # Every query as a first query: nothing of a file's metadata kept from the runs before.
+    "lmspark-cold": {"spark.lmspark.metadataCache.maxBytes": "0"},
 }
 
 

@@ -119,7 +119,8 @@ object LmConf {
 
   val IO_MAX_COALESCE_GAP: Entry[Int] = int("spark.lmspark.io.maxCoalesceGap", default = 1 << 20, "io",
     "Largest gap in bytes between two needed byte ranges (pages of a chunk, or the chunks, pages and " +
-      "metadata one read stage fetches) that is read through rather than split into two requests.", min = 0)
+      "metadata one read stage fetches) that is read through rather than split into two requests. A stage " +
+      "fetched in one vectored read, whose ranges go out in parallel, reads through at most 128 KiB.", min = 0)
 
   val IO_VECTORED: Entry[Boolean] = bool("spark.lmspark.io.vectored.enabled", default = true, "io",
     "Fetch each read stage's byte ranges (the chunks or surviving pages of the columns a stage reads, the " +
@@ -143,6 +144,17 @@ object LmConf {
     "A row group read filter-first whose candidate pages (after page-index pruning) weigh at most this " +
       "many bytes over all its columns is fetched in one round trip, not one for the filtered columns and " +
       "one for the rest. 0 always fetches by stage.", min = 0L)
+
+  val IO_MAX_REQUEST_BYTES: Entry[Long] = long("spark.lmspark.io.maxRequestBytes", default = 8L << 20, "io",
+    "Largest single read request: a fetched range longer than this (whole row groups read ahead, large " +
+      "chunks) is cut into requests of at most this size, which the file system runs side by side (S3A " +
+      "runs up to fs.s3a.vectored.active.ranged.reads at once).", min = 1L << 16)
+
+  val METADATA_CACHE_MAX_BYTES: Entry[Long] = long("spark.lmspark.metadataCache.maxBytes", default = 128L << 20, "io",
+    "Bytes (estimated heap) of parsed metadata each executor keeps across tasks and queries: footers, page " +
+      "indexes, bloom filters and the dictionaries pruning decodes, keyed by file path, length and " +
+      "modification time (a rewritten file is read anew), least recently used dropped first. A repeated " +
+      "query reads none of it again. 0 turns the cache off.", min = 0L)
 
   val VERIFY_CHECKSUMS: Entry[Boolean] = bool("spark.lmspark.verifyChecksums", default = false, "io",
     "Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as " +

@@ -10,6 +10,9 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
   * dictionary-preserving mode can hand these arrays to Spark later. */
 abstract class Dictionary(val size: Int) {
 
+  /** The bytes its value arrays take on the heap (what a cache charges for keeping it). */
+  def heapBytes: Long
+
   def writeInts(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = unsupported("INT32")
   def writeLongs(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = unsupported("INT64")
   def writeFloats(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = unsupported("FLOAT")
@@ -30,6 +33,7 @@ abstract class Dictionary(val size: Int) {
 
 /** INT32 dictionary. */
 final class IntDictionary(val values: Array[Int]) extends Dictionary(values.length) {
+  override def heapBytes: Long = values.length * 4L
   override def writeInts(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
     while (i < n) { v.putInt(rowId + i, values(check(ids(i)))); i += 1 }
@@ -42,6 +46,7 @@ final class IntDictionary(val values: Array[Int]) extends Dictionary(values.leng
 
 /** INT64 dictionary. */
 final class LongDictionary(val values: Array[Long]) extends Dictionary(values.length) {
+  override def heapBytes: Long = values.length * 8L
   override def writeLongs(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
     while (i < n) { v.putLong(rowId + i, values(check(ids(i)))); i += 1 }
@@ -54,6 +59,7 @@ final class LongDictionary(val values: Array[Long]) extends Dictionary(values.le
 
 /** FLOAT dictionary. */
 final class FloatDictionary(val values: Array[Float]) extends Dictionary(values.length) {
+  override def heapBytes: Long = values.length * 4L
   override def writeFloats(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
     while (i < n) { v.putFloat(rowId + i, values(check(ids(i)))); i += 1 }
@@ -62,6 +68,7 @@ final class FloatDictionary(val values: Array[Float]) extends Dictionary(values.
 
 /** DOUBLE dictionary. */
 final class DoubleDictionary(val values: Array[Double]) extends Dictionary(values.length) {
+  override def heapBytes: Long = values.length * 8L
   override def writeDoubles(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
     while (i < n) { v.putDouble(rowId + i, values(check(ids(i)))); i += 1 }
@@ -70,6 +77,7 @@ final class DoubleDictionary(val values: Array[Double]) extends Dictionary(value
 
 /** BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY dictionary: value `i` is `data[offsets(i), offsets(i + 1))`. */
 final class BinaryDictionary(val offsets: Array[Int], val data: Array[Byte]) extends Dictionary(offsets.length - 1) {
+  override def heapBytes: Long = offsets.length * 4L + data.length
   override def writeBinaries(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
     while (i < n) {

@@ -12,18 +12,19 @@ object ByteRange {
     * merged into one (the gap read through), empty ranges dropped. */
   def merge(ranges: Seq[ByteRange], maxGap: Long): IndexedSeq[ByteRange] = {
     val sorted = ranges.filter(_.length > 0).sortBy(_.offset)
-    val out = IndexedSeq.newBuilder[ByteRange]
-    var start = -1L
-    var end = -1L
-    for (r <- sorted) {
-      if (start >= 0 && r.offset - end <= maxGap) end = math.max(end, r.end)
-      else {
-        if (start >= 0) out += ByteRange(start, end - start)
-        start = r.offset
-        end = r.end
+    val merged = lmspark.selection.ByteRanges.merge(sorted.map(_.offset).toArray, sorted.map(_.end).toArray, maxGap)
+    (0 until merged.size).map(i => ByteRange(merged.start(i), merged.end(i) - merged.start(i)))
+  }
+
+  /** `ranges` with each one longer than `maxBytes` cut into consecutive pieces of at most that many
+    * bytes (in order; nothing is cut when `maxBytes` is not positive). */
+  def split(ranges: IndexedSeq[ByteRange], maxBytes: Long): IndexedSeq[ByteRange] =
+    if (maxBytes <= 0 || ranges.forall(_.length <= maxBytes)) ranges
+    else ranges.flatMap { r =>
+      val n = (r.length + maxBytes - 1) / maxBytes
+      (0L until n).map { i =>
+        val from = r.offset + i * maxBytes
+        ByteRange(from, math.min(maxBytes, r.end - from))
       }
     }
-    if (start >= 0) out += ByteRange(start, end - start)
-    out.result()
-  }
 }

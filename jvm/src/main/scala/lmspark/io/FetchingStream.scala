@@ -30,7 +30,7 @@ import lmspark.shim.VectoredReads
   * Invariants: `pos` is the position of the next read; `held` maps each fetched range's offset to
   * it; `heldBytes` is the sum of their lengths. Not thread-safe: one task reads a file. */
 final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats: IoStats, vectored: Boolean,
-    maxBytes: Long) extends SeekableInputStream {
+    val maxBytes: Long, maxRequestBytes: Long = FetchingStream.MaxRequestBytes) extends SeekableInputStream {
 
   private[this] var pos = 0L
   /** Where the stream's last direct read ended (-1: none yet): a read starting there continues it. */
@@ -45,10 +45,19 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
   /** Whether fetches go out as one vectored read (else one positioned read per merged range). */
   private[this] lazy val vectoredReads: Boolean = vectored && VectoredReads.available(in)
 
-  /** Fetches `ranges` in one call, merged across gaps of at most `maxGap` (reading a gap costs less
-    * than another request: at 20 ms and 100 MB/s a request is worth 2 MB; the connector may merge
-    * further, S3A across 128 KiB); ranges a held one covers already are not fetched again, and none
-    * past what `maxBytes` allows. */
+  /** The requests [[fetch]] makes of `ranges`: merged across gaps of at most `maxGap` (reading a
+    * gap costs less than another request in turn: at 20 ms and 100 MB/s a request is worth 2 MB),
+    * or of at most [[FetchingStream.VectoredGap]] when the ranges go out in one vectored read (its
+    * ranges run in parallel, so a gap costs bandwidth and saves no wait; the connector merges its own
+    * way too, S3A across 128 KiB); then cut into requests of at most `maxRequestBytes`, which the
+    * connector runs side by side. */
+  def plan(ranges: Seq[ByteRange], maxGap: Long): IndexedSeq[ByteRange] = {
+    val gap = if (vectoredReads) math.min(maxGap, FetchingStream.VectoredGap) else maxGap
+    ByteRange.split(ByteRange.merge(ranges, gap), maxRequestBytes)
+  }
+
+  /** Fetches `ranges` in one call, as [[plan]] makes them requests; ranges held already are not
+    * fetched again, and none past what `maxBytes` allows. */
   def fetch(ranges: Seq[ByteRange], maxGap: Long): FetchingStream.Fetch = fetchAll(Seq(ranges), maxGap).head
 
   /** As [[fetch]], for several groups of ranges in one call (one round trip), each group released
@@ -57,7 +66,7 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
     val room = maxBytes - heldBytes
     var total = 0L
     val chosenByGroup = groups.map { ranges =>
-      val wanted = ByteRange.merge(ranges.filter(r => r.length > 0 && r.end <= fileSize && !covered(r.offset, r.length)), maxGap)
+      val wanted = plan(ranges.filter(r => r.length > 0 && r.end <= fileSize && !covered(r.offset, r.length)), maxGap)
       wanted.filter { r =>
         val fits = total + r.length <= room && r.length <= Int.MaxValue - 16
         if (fits) total += r.length
@@ -116,27 +125,53 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
     null
   }
 
-  private def covered(at: Long, length: Long): Boolean = covering(at, length) != null
+  /** Whether held ranges (one, or several end to end) hold all of `[at, at + length)`. */
+  private def covered(at: Long, length: Long): Boolean = {
+    var from = at
+    val end = at + length
+    while (from < end) {
+      val h = covering(from, 1)
+      if (h == null) return false
+      from = h.end
+    }
+    true
+  }
 
-  /** Reads `len` bytes at `pos` into `b`: from a fetched range when one holds them, else from the stream. */
+  /** Reads `len` bytes at `pos` into `b`: from fetched ranges while they hold the next bytes (a read
+    * may span ranges cut apart by `maxRequestBytes`), the rest from the stream. */
   private def readAt(b: Array[Byte], off: Int, len: Int): Unit = {
     if (len == 0) return
-    val h = covering(pos, len)
-    val data = if (h == null) null else h.data(stats)
-    if (data != null) {
+    var o = off
+    var n = len
+    var h = covering(pos, 1)
+    var data = if (h == null) null else h.data(stats)
+    while (data != null && n > 0) {
+      val k = math.min(n.toLong, h.end - pos).toInt
       val src = data.duplicate()
       src.position(src.position() + (pos - h.offset).toInt)
-      src.get(b, off, len)
-    } else {
-      if (pos != streamEnd) { stats.requests += 1; stats.roundTrips += 1 }
-      stats.bytesRequested += len
-      val t0 = System.nanoTime()
-      try {
-        in.seek(pos)
-        in.readFully(b, off, len)
-      } finally stats.waitNanos += System.nanoTime() - t0
-      streamEnd = pos + len
+      src.get(b, o, k)
+      stats.bytesUsed += k
+      pos += k
+      o += k
+      n -= k
+      if (n > 0) {
+        h = covering(pos, 1)
+        data = if (h == null) null else h.data(stats)
+      }
     }
+    if (n > 0) direct(b, o, n)
+  }
+
+  /** Reads `len` bytes at `pos` from the file system's stream (a request unless it continues the last). */
+  private def direct(b: Array[Byte], off: Int, len: Int): Unit = {
+    if (pos != streamEnd) { stats.requests += 1; stats.roundTrips += 1 }
+    stats.bytesRequested += len
+    val t0 = System.nanoTime()
+    try {
+      in.seek(pos)
+      in.readFully(b, off, len)
+    } finally stats.waitNanos += System.nanoTime() - t0
+    streamEnd = pos + len
     stats.bytesUsed += len
     pos += len
   }
@@ -171,17 +206,23 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
   override def read(buf: ByteBuffer): Int = {
     val n = math.min(buf.remaining().toLong, math.max(0L, fileSize - pos)).toInt
     if (buf.remaining() > 0 && n == 0) return -1
-    val b = new Array[Byte](n)
-    readFully(b)
-    buf.put(b)
+    fill(buf, n)
     n
   }
 
-  override def readFully(buf: ByteBuffer): Unit = {
-    val b = new Array[Byte](buf.remaining())
-    readFully(b)
-    buf.put(b)
-  }
+  override def readFully(buf: ByteBuffer): Unit = fill(buf, buf.remaining())
+
+  /** Reads `n` bytes into `buf` at its position: straight into a heap buffer's array, through one
+    * temporary array into a direct one. */
+  private def fill(buf: ByteBuffer, n: Int): Unit =
+    if (buf.hasArray) {
+      readFully(buf.array, buf.arrayOffset + buf.position(), n)
+      buf.position(buf.position() + n)
+    } else {
+      val b = new Array[Byte](n)
+      readFully(b)
+      buf.put(b)
+    }
 
   override def close(): Unit = {
     held.clear()
@@ -191,6 +232,12 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
 }
 
 object FetchingStream {
+
+  /** Largest gap read through between the ranges of one vectored read (S3A's own merge gap). */
+  val VectoredGap: Long = 128L << 10
+
+  /** Default largest request (`spark.lmspark.io.maxRequestBytes`). */
+  val MaxRequestBytes: Long = 8L << 20
 
   /** One fetched range; its bytes once the read completes (null when it failed). */
   private[io] final class Held(val offset: Long, val length: Int, future: CompletableFuture[ByteBuffer]) {

@@ -19,12 +19,20 @@ import lmspark.io.ChunkContext
 object BloomFilters {
 
   /** None when the chunk has none; Left(reason) when it is present but unusable. */
-  def read(in: SeekableInputStream, chunk: ColumnChunkMetaData, ctx: ChunkContext): Option[Either[String, BloomFilter]] = {
+  def read(in: SeekableInputStream, chunk: ColumnChunkMetaData, ctx: ChunkContext): Option[Either[String, BloomFilter]] =
+    readBitset(in, chunk, ctx).map(_.map(filter))
+
+  /** The chunk's checked bitset (what [[read]] wraps): immutable, so it can be shared, unlike the
+    * filter over it (parquet-java's filter keeps scratch state while probing). */
+  def readBitset(in: SeekableInputStream, chunk: ColumnChunkMetaData, ctx: ChunkContext): Option[Either[String, Array[Byte]]] = {
     val off = chunk.getBloomFilterOffset
     if (off < 0) None else Some(readAt(in, chunk, off, lmspark.shim.SparkLineApis.bloomFilterLength(chunk)))
   }
 
-  private def readAt(in: SeekableInputStream, chunk: ColumnChunkMetaData, off: Long, length: Int): Either[String, BloomFilter] = {
+  /** A filter of its own over a bitset [[readBitset]] checked. */
+  def filter(bitset: Array[Byte]): BloomFilter = new BlockSplitBloomFilter(bitset)
+
+  private def readAt(in: SeekableInputStream, chunk: ColumnChunkMetaData, off: Long, length: Int): Either[String, Array[Byte]] = {
     val chunkStart = chunk.getStartingPos
     val chunkEnd = chunkStart + chunk.getTotalSize
     if (off >= chunkStart && off < chunkEnd)
@@ -66,7 +74,7 @@ object BloomFilters {
               in.readFully(b)
               b
           }
-          Right(new BlockSplitBloomFilter(bitset))
+          Right(bitset)
       }
     } catch {
       case _: EOFException => Left(s"bloom filter at $off reaches past the end of the file")

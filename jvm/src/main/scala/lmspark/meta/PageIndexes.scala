@@ -31,6 +31,11 @@ object PageIndexes {
   /** The largest index structure read (a column index of 100k pages with 64-byte bounds is ~13 MB). */
   val MaxIndexBytes: Int = 64 << 20
 
+  /** What a chunk's page index, read and converted, takes on the heap (an estimate: a few times
+    * the bytes its references point at). */
+  def heapBytes(chunk: ColumnChunkMetaData): Long =
+    Seq(chunk.getColumnIndexReference, chunk.getOffsetIndexReference).map(r => if (r == null) 0L else r.getLength * 4L).sum
+
   /** The chunk's page index; an unreadable one is absent (with the reason in `Left`). `Left` when
     * the offset index is referenced but unusable; a column index alone that is unusable gives
     * `Right` with `columnIndexProblem` set. */

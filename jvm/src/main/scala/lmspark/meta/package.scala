@@ -15,5 +15,7 @@ package lmspark
  *  - `PageIndexes.scala`: a chunk's column / offset index, and the offset index checked against the
  *    chunk as `lmspark.selection.PageLocations`.
  *  - `BloomFilters.scala`: a chunk's split-block bloom filter, after checking its header.
+ *  - `MetadataCache.scala`: the executor-wide, byte-bounded LRU cache of parsed footers, page
+ *    indexes, bloom filter bitsets and dictionaries, keyed by path, length and modification time.
  */
 package object meta

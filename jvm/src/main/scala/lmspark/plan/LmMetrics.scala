@@ -45,6 +45,9 @@ object LmMetrics {
   val IoBytesRequested = "ioBytesRequested"
   val IoBytesUsed = "ioBytesUsed"
   val IoWaitTime = "ioWaitTime"
+  val MetadataCacheHits = "metadataCacheHits"
+  val MetadataCacheMisses = "metadataCacheMisses"
+  val MetadataCacheEvictions = "metadataCacheEvictions"
   /** Prefix of the per-column "rows passing the filter on <column>" metrics. */
   val RowsPassingPrefix = "lmRowsPassing:"
 
@@ -86,7 +89,10 @@ object LmMetrics {
     IoRoundTrips -> SQLMetrics.createMetric(sc, "read round trips (calls waited on in turn)"),
     IoBytesRequested -> SQLMetrics.createSizeMetric(sc, "bytes requested"),
     IoBytesUsed -> SQLMetrics.createSizeMetric(sc, "bytes used of those requested"),
-    IoWaitTime -> SQLMetrics.createNanoTimingMetric(sc, "time waiting for reads")) ++
+    IoWaitTime -> SQLMetrics.createNanoTimingMetric(sc, "time waiting for reads"),
+    MetadataCacheHits -> SQLMetrics.createMetric(sc, "metadata cache hits (footers, indexes, filters, dictionaries)"),
+    MetadataCacheMisses -> SQLMetrics.createMetric(sc, "metadata cache misses"),
+    MetadataCacheEvictions -> SQLMetrics.createMetric(sc, "metadata cache evictions")) ++
     filteredColumns.distinct.map(c => (RowsPassingPrefix + c) -> SQLMetrics.createMetric(sc, s"rows passing the filter on $c"))
 
   def scanMetrics(m: Map[String, SQLMetric]): ScanMetrics =
@@ -96,7 +102,8 @@ object LmMetrics {
       cacheEvictions = m(CacheEvictions), rowGroupsLate = m(RowGroupsLate), rowGroupsWhole = m(RowGroupsWhole),
       filesSkippedCorrupt = m(FilesSkippedCorrupt),
       ioRequests = m(IoRequests), ioRoundTrips = m(IoRoundTrips), ioBytesRequested = m(IoBytesRequested),
-      ioBytesUsed = m(IoBytesUsed), ioWaitNs = m(IoWaitTime),
+      ioBytesUsed = m(IoBytesUsed), ioWaitNs = m(IoWaitTime), metadataCacheHits = m(MetadataCacheHits),
+      metadataCacheMisses = m(MetadataCacheMisses), metadataCacheEvictions = m(MetadataCacheEvictions),
       rowsPassing = m.collect { case (k, v) if k.startsWith(RowsPassingPrefix) => k.stripPrefix(RowsPassingPrefix) -> v })
 
   private def scanMetricsBase(m: Map[String, SQLMetric]): ScanMetrics =
@@ -147,5 +154,9 @@ final case class ScanMetrics(
     ioBytesRequested: SQLMetric = new SQLMetric("size"),
     ioBytesUsed: SQLMetric = new SQLMetric("size"),
     ioWaitNs: SQLMetric = new SQLMetric("nsTiming"),
+    /** The executor's [[lmspark.meta.MetadataCache]] as the scan's reads found it. */
+    metadataCacheHits: SQLMetric = new SQLMetric("sum"),
+    metadataCacheMisses: SQLMetric = new SQLMetric("sum"),
+    metadataCacheEvictions: SQLMetric = new SQLMetric("sum"),
     /** By column name: rows passing the filter on that column in the filter-first pass. */
     rowsPassing: Map[String, SQLMetric] = Map.empty)

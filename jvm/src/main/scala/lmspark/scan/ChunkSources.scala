@@ -63,7 +63,7 @@ final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: In
   /** How many requests [[fetch]] would make for `columns`, and their bytes. */
   def cost(block: BlockMetaData, rowGroup: RowGroupPlan,
       columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])]): (Int, Long) = {
-    val merged = ByteRange.merge(ranges(block, rowGroup, columns), settings.maxCoalesceGap)
+    val merged = file.stream.plan(ranges(block, rowGroup, columns), settings.maxCoalesceGap)
     (merged.size, merged.iterator.map(_.length).sum)
   }
 }

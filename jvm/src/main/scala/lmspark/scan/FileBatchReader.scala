@@ -275,7 +275,7 @@ final class FileBatchReader(
     * `prefetchMaxRequests` requests and the bytes a task may hold. A failed decision is left for
     * its turn, which fails the same way. */
   private def prefetchNext(): Unit =
-    if (settings.prefetchMaxRequests > 0) { if (pruner == null) prefetchWhole() else prefetchOne() }
+    if (settings.prefetchMaxRequests > 0 && file.stream.maxBytes > 0) { if (pruner == null) prefetchWhole() else prefetchOne() }
 
   /** Without a predicate every row group is read whole: the following row groups not fetched yet
     * are fetched together, in one call with their ranges merged, as many as the request and byte
@@ -284,7 +284,7 @@ final class FileBatchReader(
   private def prefetchWhole(): Unit = {
     var j = nextBlock
     while (ahead.contains(j)) j += 1
-    val room = settings.open.prefetchMaxBytes - file.stream.bytesHeld
+    val room = file.stream.maxBytes - file.stream.bytesHeld
     val picked = scala.collection.mutable.ArrayBuffer.empty[(Int, RowGroupPlan, Seq[lmspark.io.ByteRange])]
     var requests = 0
     var bytes = 0L
@@ -322,7 +322,7 @@ final class FileBatchReader(
         val filters = filtersOf(p)
         val first = firstStage(block, p, filters, whole = filters.nonEmpty && lm.likelyWhole(filters.keys, outputOnly))
         val (requests, bytes) = sources.cost(block, p, first)
-        if (requests <= settings.prefetchMaxRequests && bytes <= settings.open.prefetchMaxBytes - file.stream.bytesHeld)
+        if (requests <= settings.prefetchMaxRequests && bytes <= file.stream.maxBytes - file.stream.bytesHeld)
           sources.fetch(block, p, first)
         else FetchingStream.Fetch.Empty
       case _ => FetchingStream.Fetch.Empty
@@ -472,6 +472,10 @@ final class FileBatchReader(
         metrics.ioBytesRequested += io.bytesRequested
         metrics.ioBytesUsed += io.bytesUsed
         metrics.ioWaitNs += io.waitNanos
+        val cached = file.cache.stats
+        metrics.metadataCacheHits += cached.hits
+        metrics.metadataCacheMisses += cached.misses
+        metrics.metadataCacheEvictions += cached.evictions
       }
       finally {
         try file.close()

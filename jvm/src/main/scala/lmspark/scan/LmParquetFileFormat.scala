@@ -74,7 +74,8 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       usePageIndex = LmConf.PAGE_INDEX.get(sqlConf),
       maxCoalesceGap = LmConf.IO_MAX_COALESCE_GAP.get(sqlConf).toLong,
       open = lmspark.meta.OpenOptions(LmConf.IO_VECTORED.get(sqlConf), LmConf.IO_PREFETCH_MAX_BYTES.get(sqlConf),
-        LmConf.IO_FOOTER_TAIL_BYTES.get(sqlConf)),
+        LmConf.IO_FOOTER_TAIL_BYTES.get(sqlConf), LmConf.METADATA_CACHE_MAX_BYTES.get(sqlConf),
+        LmConf.IO_MAX_REQUEST_BYTES.get(sqlConf)),
       prefetchMaxRequests = LmConf.IO_PREFETCH_MAX_REQUESTS.get(sqlConf),
       singleStageMaxBytes = LmConf.IO_SINGLE_STAGE_MAX_BYTES.get(sqlConf),
       lateMaterialization = LmConf.LATE_MATERIALIZATION.get(sqlConf),
@@ -92,11 +93,8 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
 
     val read = (file: PartitionedFile) => {
       val conf = confBroadcast.value.value
-      // The local file system has no request latency to hide: its reads go straight to the stream
-      // (measured: fetching ahead there cost up to a fifth on the SF10 point lookup).
-      val options = if (file.toPath.toUri.getScheme == "file") settings.open.copy(prefetchMaxBytes = 0L) else settings.open
       val open = FooterReader.open(conf, file.toPath, file.fileSize, file.modificationTime,
-        file.start, file.length, options)
+        file.start, file.length, settings.open)
       val planned = try FileReadPlan.build(open.footer, settings.requiredSchema, settings, open.unknownLogicalTypes)
       catch { case e: Throwable => open.close(); throw e }
       planned match {

@@ -6,7 +6,7 @@ import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData}
 
 import lmspark.column.{ChunkDictionary, SparkValues}
 import lmspark.io.{ByteRange, ChunkContext}
-import lmspark.meta.{BloomFilters, OpenFile, PageIndexes}
+import lmspark.meta.{BloomFilters, FileCache, MetadataCache, OpenFile, PageIndexes}
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.{ColumnPages, ColumnStats, Guarantees, PageFilter, Predicate}
 import lmspark.selection.{PageLocations, RowSelection, ScanRanges}
@@ -88,6 +88,18 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     case ColumnPlan.Missing => None
   }
 
+  /** Where column `col`'s chunk metadata of the split's `blockIndex`-th row group is kept in the
+    * executor's [[MetadataCache]] (by the file's row-group index and the leaf's path). */
+  private def cachePart(col: Int, blockIndex: Int, part: (Int, Seq[String]) => MetadataCache.Part): MetadataCache.Part =
+    plan.columns(col) match {
+      case ColumnPlan.Present(d, _, _) => part(file.rowGroupIndex(blockIndex), d.getPath.toSeq)
+      case ColumnPlan.Missing => part(file.rowGroupIndex(blockIndex), Seq(settings.requiredSchema(col).name))
+    }
+
+  /** Dictionaries are cached only for scans that do not verify page checksums (one that does must
+    * check the dictionary page it decodes). */
+  private[this] val dictionaryCache = if (settings.verifyChecksums) FileCache.Off else file.cache
+
   private def context(col: Int, blockIndex: Int): ChunkContext = plan.columns(col) match {
     case ColumnPlan.Present(d, _, _) => sources.context(blockIndex, d)
     case ColumnPlan.Missing => new ChunkContext(file.path.toString, settings.requiredSchema(col).name, file.rowGroupIndex(blockIndex))
@@ -110,9 +122,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     if (predicate == Predicate.True) return all
 
     // 1. Statistics and the guarantee they give.
-    val stats: Map[Int, ColumnStats] = predicateColumns.iterator.flatMap { col =>
-      columnStats(block, col, rowCount).map(col -> _)
-    }.toMap
+    val stats = statsOf(block, count = true)
     var residual = predicate
     if (settings.pruneStatistics || settings.pruneGuarantees) {
       val simplified = Guarantees.simplify(predicate, stats.get)
@@ -127,10 +137,10 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     val residualColumns = Guarantees.columns(residual).toArray.sorted
 
     // 2. Whole-chunk dictionaries, their pages fetched in one call, with the split's page indexes
-    // when step 4 will want them (one round trip for both).
+    // when step 4 will want them (one round trip for both; none for what the cache holds).
     if (settings.pruneDictionary) {
       val indexes = if (settings.usePageIndex) indexRanges() else Nil
-      val fetched = file.stream.fetchAll(Seq(residualColumns.toSeq.flatMap(dictionaryRange(block, _)), indexes),
+      val fetched = file.stream.fetchAll(Seq(residualColumns.toSeq.flatMap(dictionaryRange(block, blockIndex, _)), indexes),
         settings.maxCoalesceGap).head
       try {
         val it = residualColumns.iterator
@@ -160,8 +170,17 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     }
   }
 
+  /** Checked statistics of the predicate's columns in `block` (`count`: unusable ones are counted). */
+  private def statsOf(block: BlockMetaData, count: Boolean): Map[Int, ColumnStats] =
+    predicateColumns.iterator.flatMap(col => columnStats(block, col, block.getRowCount, count).map(col -> _)).toMap
+
+  /** Whether statistics (or the guarantee they give) skip `block` whole: its metadata is never read. */
+  private def skippedByStatistics(block: BlockMetaData): Boolean =
+    predicate != Predicate.True && (settings.pruneStatistics || settings.pruneGuarantees) &&
+      Guarantees.simplify(predicate, statsOf(block, count = false).get).predicate == Predicate.False
+
   /** Checked statistics of column `col` (a column the file lacks is all NULL). */
-  private def columnStats(block: BlockMetaData, col: Int, rowCount: Long): Option[ColumnStats] =
+  private def columnStats(block: BlockMetaData, col: Int, rowCount: Long, count: Boolean): Option[ColumnStats] =
     plan.columns(col) match {
       case ColumnPlan.Missing => Some(ColumnStats(None, None, Some(rowCount), rowCount))
       case _: ColumnPlan.Present =>
@@ -171,34 +190,39 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
         else sparkValues(col).flatMap { sv =>
           sv.statistics(s, rowCount) match {
             case Right(cs) => Some(cs)
-            case Left(_) => metrics.statisticsIgnored += 1; None
+            case Left(_) => if (count) metrics.statisticsIgnored += 1; None
           }
         }
     }
 
   /** The dictionary region of column `col`'s chunk (its start to its first data page), when
-    * dictionary pruning will read it. */
-  private def dictionaryRange(block: BlockMetaData, col: Int): Option[ByteRange] =
+    * dictionary pruning will read it (and the cache does not hold it). */
+  private def dictionaryRange(block: BlockMetaData, blockIndex: Int, col: Int): Option[ByteRange] =
     chunk(block, col).filter(c => ChunkDictionary.allPagesDictionaryEncoded(c) && sparkValues(col).isDefined &&
-      c.getFirstDataPageOffset > c.getStartingPos && c.getStartingPos >= 0)
+      c.getFirstDataPageOffset > c.getStartingPos && c.getStartingPos >= 0 &&
+      !dictionaryCache.contains(cachePart(col, blockIndex, MetadataCache.Dictionary)))
       .map(c => ByteRange(c.getStartingPos, c.getFirstDataPageOffset - c.getStartingPos))
 
   private[this] var indexesFetched = false
 
   /** Fetches, once per file and in one call, the page indexes of every column the scan reads in
-    * every row group of the split: writers put them together before the footer. They stay held
+    * every row group of the split that statistics do not skip: writers put them together before the
+    * footer. They stay held
     * until the file is closed. References that cannot be right are left to [[PageIndexes.read]],
     * which reports them. */
   private def fetchIndexes(): Unit = file.stream.fetch(indexRanges(), settings.maxCoalesceGap)
 
-  /** The ranges [[fetchIndexes]] fetches the first time; nothing afterwards. */
+  /** The ranges [[fetchIndexes]] fetches the first time (but those of indexes the cache holds);
+    * nothing afterwards. */
   private def indexRanges(): Seq[ByteRange] = if (indexesFetched) Nil else {
     indexesFetched = true
     val blocks = file.footer.getBlocks
     for {
-      b <- (0 until blocks.size()).map(blocks.get)
+      bi <- 0 until blocks.size()
+      if !skippedByStatistics(blocks.get(bi))
       col <- plan.columns.indices
-      c <- chunk(b, col).toSeq
+      c <- chunk(blocks.get(bi), col).toSeq
+      if !file.cache.contains(cachePart(col, bi, MetadataCache.PageIndex))
       ref <- Seq(c.getColumnIndexReference, c.getOffsetIndexReference)
       if ref != null && ref.getOffset >= 0 && ref.getLength > 0 && ref.getLength <= PageIndexes.MaxIndexBytes
     } yield ByteRange(ref.getOffset, ref.getLength)
@@ -211,8 +235,11 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     val sv = sparkValues(col).orNull
     if (sv == null) return false
     val desc = plan.columns(col).asInstanceOf[ColumnPlan.Present].descriptor
-    val (read, bytes) = ChunkDictionary.read(sources.input(block, blockIndex, desc), desc.getPrimitiveType)
-    metrics.bytesRead += bytes
+    val read = dictionaryCache.getOrLoad(cachePart(col, blockIndex, MetadataCache.Dictionary)) {
+      val (r, bytes) = ChunkDictionary.read(sources.input(block, blockIndex, desc), desc.getPrimitiveType)
+      metrics.bytesRead += bytes
+      (r, r.fold(0L)(_.dictionary.heapBytes))
+    }
     read.foreach(d => loaded += col -> d)
     val dict = read.map(_.dictionary).orNull
     if (dict == null) return false
@@ -232,7 +259,11 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     if (c == null || c.getBloomFilterOffset < 0) return None
     val sv = sparkValues(col).orNull
     if (sv == null) return None
-    BloomFilters.read(file.stream, c, context(col, blockIndex)) match {
+    val bitset = file.cache.getOrLoad(cachePart(col, blockIndex, MetadataCache.Bloom)) {
+      val b = BloomFilters.readBitset(file.stream, c, context(col, blockIndex))
+      (b, b match { case Some(Right(bits)) => bits.length.toLong; case Some(Left(_)) => -1L; case None => 0L })
+    }
+    bitset.map(_.map(BloomFilters.filter)) match {
       case None => None
       case Some(Left(_)) => metrics.bloomFiltersIgnored += 1; None
       case Some(Right(bloom)) =>
@@ -254,7 +285,11 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     val pageStats = mutable.Map.empty[Int, ColumnPages]
 
     def readIndex(col: Int, withColumnIndex: Boolean): Unit = chunk(block, col).foreach { c =>
-      PageIndexes.read(file.stream, c, context(col, blockIndex)) match {
+      val index = file.cache.getOrLoad(cachePart(col, blockIndex, MetadataCache.PageIndex)) {
+        val r = PageIndexes.read(file.stream, c, context(col, blockIndex))
+        (r, r.fold(_ => -1L, _ => PageIndexes.heapBytes(c)))
+      }
+      index match {
         case Left(_) => metrics.pageIndexesIgnored += 1
         case Right(raw) =>
           if (withColumnIndex && raw.columnIndexProblem.isDefined) metrics.pageIndexesIgnored += 1

@@ -56,6 +56,30 @@ final class ByteRanges(starts: Array[Long], ends: Array[Long]) {
   override def toString: String = (0 until size).map(i => s"[${starts(i)}, ${ends(i)})").mkString("ByteRanges(", ", ", ")")
 }
 
+object ByteRanges {
+
+  /** The ranges `[starts(i), ends(i))`, given sorted by start, with those that overlap, touch or lie
+    * at most `maxGap` bytes apart merged into one (the gap read through): the one merge rule of
+    * page ranges and of a read stage's ranges (`lmspark.io.ByteRange.merge`). */
+  def merge(starts: Array[Long], ends: Array[Long], maxGap: Long): ByteRanges = {
+    val s = new scala.collection.mutable.ArrayBuilder.ofLong
+    val e = new scala.collection.mutable.ArrayBuilder.ofLong
+    var curS = -1L
+    var curE = -1L
+    var i = 0
+    while (i < starts.length) {
+      if (curE >= 0 && starts(i) - curE <= maxGap) curE = math.max(curE, ends(i))
+      else {
+        if (curE >= 0) { s += curS; e += curE }
+        curS = starts(i); curE = ends(i)
+      }
+      i += 1
+    }
+    if (curE >= 0) { s += curS; e += curE }
+    new ByteRanges(s.result(), e.result())
+  }
+}
+
 /** Pages that hold at least one selected row, as byte ranges. Neighbouring ranges are coalesced
   * when the gap between them is at most `maxGap` bytes (`spark.lmspark.io.maxCoalesceGap`), which
   * trades a few unneeded bytes for fewer reads. A coalesced range may then carry pruned pages in
@@ -82,21 +106,6 @@ object ScanRanges {
   }
 
   /** Byte ranges of pages `kept` (sorted indexes), merged when at most `maxGap` bytes apart. */
-  def coalesce(pages: PageLocations, kept: Array[Int], maxGap: Long): ByteRanges = {
-    val s = new scala.collection.mutable.ArrayBuilder.ofLong
-    val e = new scala.collection.mutable.ArrayBuilder.ofLong
-    var curS = -1L
-    var curE = -1L
-    kept.foreach { k =>
-      val ps = pages.byteOffset(k)
-      val pe = pages.byteEnd(k)
-      if (curE >= 0 && ps - curE <= maxGap) curE = pe
-      else {
-        if (curE >= 0) { s += curS; e += curE }
-        curS = ps; curE = pe
-      }
-    }
-    if (curE >= 0) { s += curS; e += curE }
-    new ByteRanges(s.result(), e.result())
-  }
+  def coalesce(pages: PageLocations, kept: Array[Int], maxGap: Long): ByteRanges =
+    ByteRanges.merge(kept.map(pages.byteOffset), kept.map(pages.byteEnd), maxGap)
 }

@@ -27,12 +27,14 @@ class FetchingStreamSuite extends AnyFunSuite {
     (f, b)
   }
 
-  private def open(vectored: Boolean = true, maxBytes: Long = 64L << 20): FetchingStream = {
+  private def open(vectored: Boolean = true, maxBytes: Long = 64L << 20,
+      maxRequestBytes: Long = FetchingStream.MaxRequestBytes): FetchingStream = {
     val conf = new Configuration()
     SimulatedStore.conf(latencyMs = 0.0, mbPerSec = 1e6).foreach { case (k, v) => conf.set(k.stripPrefix("spark.hadoop."), v) }
     val fs = new SimulatedStoreFileSystem
     fs.initialize(java.net.URI.create("simstore:///"), conf)
-    new FetchingStream(fs.open(new Path("simstore://" + file.getAbsolutePath)), bytes.length, new IoStats, vectored, maxBytes)
+    new FetchingStream(fs.open(new Path("simstore://" + file.getAbsolutePath)), bytes.length, new IoStats, vectored, maxBytes,
+      maxRequestBytes)
   }
 
   private def readAt(s: FetchingStream, at: Long, n: Int): Array[Byte] = {
@@ -60,6 +62,22 @@ class FetchingStreamSuite extends AnyFunSuite {
     } finally s.close()
   }
 
+  test("a range longer than the request bound goes out as several requests; reads span them from memory") {
+    for (vectored <- Seq(true, false)) {
+      val s = open(vectored, maxRequestBytes = 64L << 10)
+      try {
+        s.fetch(Seq(ByteRange(100000, 300000)), maxGap = 0)
+        assert(s.stats.roundTrips == 1 && s.stats.requests == 5, s"300 KB in requests of 64 KiB (vectored $vectored)")
+        assert(readAt(s, 120000, 200000).toSeq == expected(120000, 200000))
+        assert(s.stats.requests == 5, "a read across the pieces is served from memory")
+        s.fetch(Seq(ByteRange(150000, 100000)), maxGap = 0)
+        assert(s.stats.requests == 5, "a range the pieces hold together is not fetched again")
+        assert(readAt(s, 390000, 20000).toSeq == expected(390000, 20000), "held, then from the stream")
+        assert(s.stats.requests == 6 && s.stats.bytesUsed == 220000)
+      } finally s.close()
+    }
+  }
+
   test("a released fetch is read from the stream again; the byte budget leaves ranges out") {
     val s = open(maxBytes = 10000)
     try {
@@ -83,9 +101,9 @@ class FetchingStreamSuite extends AnyFunSuite {
   }
 
   test("random fetches, releases and reads always give the file's bytes (vectored and positioned)") {
-    for (vectored <- Seq(true, false)) {
-      val r = new Random(seed ^ vectored.hashCode)
-      val s = open(vectored, maxBytes = 256 << 10)
+    for (vectored <- Seq(true, false); cut <- Seq(FetchingStream.MaxRequestBytes, 16L << 10)) {
+      val r = new Random(seed ^ vectored.hashCode ^ cut)
+      val s = open(vectored, maxBytes = 256 << 10, maxRequestBytes = cut)
       try {
         var fetches = List.empty[FetchingStream.Fetch]
         for (_ <- 0 until 400) r.nextInt(10) match {

@@ -16,13 +16,16 @@ import lmspark.testutil.{LmSparkSession, SimulatedStore}
   *
   * Per query shape: lmspark's answer equals vanilla Spark's, and it sends no more requests than
   * vanilla Spark (filter pushdown on, as users run it) for the same query; a point lookup on a file
-  * with page indexes takes at most four requests (footer, page indexes, the filtered column's page,
-  * the other columns' pages); a row group read filter-first takes one round trip per stage. */
+  * with page indexes takes three round trips (footer, page indexes, the selected pages), and a
+  * repeated one, with the metadata cache, one; a row group read filter-first takes one round trip
+  * per stage. */
 class ObjectStoreIoSuite extends AnyFunSuite with LmSparkSession {
 
-  /** One split per file (each split reads its footer, in vanilla Spark as in lmspark). */
+  /** One split per file (each split reads its footer, in vanilla Spark as in lmspark); the
+    * metadata cache off but where a test turns it on, so that counts are those of a first query. */
   override protected def sparkConf: Map[String, String] = SimulatedStore.conf(latencyMs = 0.0, mbPerSec = 1e6) ++
-    Map("spark.sql.files.maxPartitionBytes" -> "1g", "spark.sql.files.minPartitionNum" -> "1")
+    Map("spark.sql.files.maxPartitionBytes" -> "1g", "spark.sql.files.minPartitionNum" -> "1",
+      lmspark.LmConf.METADATA_CACHE_MAX_BYTES.key -> "0")
 
   private val rows = 400000L
 
@@ -60,10 +63,29 @@ class ObjectStoreIoSuite extends AnyFunSuite with LmSparkSession {
     (lm, vanilla, plan)
   }
 
-  test("a point lookup on a file with page indexes: at most four requests, and no more than vanilla") {
+  test("a point lookup on a file with page indexes: three round trips, and no more requests than vanilla") {
     val (lm, vanilla, plan) = measure(_.where(col("id") === 234567L))
-    assert(lm <= 4, s"a point lookup took $lm requests (vanilla $vanilla)\n$plan")
+    // The footer, the page indexes, then the selected page of every column (which the page index
+    // leaves few enough to fetch in one round trip): one request each, or fewer where ranges merge.
+    assert(metric(plan, LmMetrics.IoRoundTrips) <= 3, s"round trips: ${metric(plan, LmMetrics.IoRoundTrips)}\n$plan")
+    assert(lm <= 2 + 5, s"a point lookup took $lm requests (vanilla $vanilla)\n$plan")
     info(s"point lookup: lmspark $lm requests, vanilla $vanilla")
+  }
+
+  test("a repeated point lookup with the metadata cache: one round trip, for the pages only") {
+    withConf(lmspark.LmConf.METADATA_CACHE_MAX_BYTES.key -> (64L << 20).toString) {
+      val q = (t: DataFrame) => t.where(col("id") === 234567L)
+      checkSparkAnswerAndLmUsed(q(table))
+      lmspark.meta.MetadataCache.clear()
+      val (cold, _) = requests(q(table))
+      val (warm, plan) = requests(q(table))
+      assert(metric(plan, LmMetrics.MetadataCacheMisses) == 0 && metric(plan, LmMetrics.MetadataCacheHits) >= 2, plan.toString)
+      // Footer, page indexes and dictionaries come from the cache: what is left is one fetch of the
+      // selected pages of every column.
+      assert(metric(plan, LmMetrics.IoRoundTrips) <= 1, s"round trips: ${metric(plan, LmMetrics.IoRoundTrips)}\n$plan")
+      assert(warm < cold, s"warm $warm requests, cold $cold")
+      info(s"point lookup: $cold requests cold, $warm warm")
+    }
   }
 
   test("a selective range on the sorted column: one round trip per stage") {

@@ -1,0 +1,117 @@
+package lmspark.scan
+
+import java.io.File
+import java.nio.file.{Files, StandardCopyOption}
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.functions._
+import org.scalatest.funsuite.AnyFunSuite
+
+import lmspark.LmConf
+import lmspark.meta.MetadataCache
+import lmspark.plan.LmMetrics
+import lmspark.testutil.LmSparkSession
+
+/** The executor's metadata cache under real queries: answers equal vanilla Spark's (filter
+  * pushdown off) whether the cache is cold, warm or off; a repeated query finds all its metadata
+  * (footers, page indexes, bloom filters, dictionaries) in the cache and prunes exactly as the cold
+  * run did; and a file rewritten in place, even to the same length, is read anew. */
+class MetadataCacheScanSuite extends AnyFunSuite with LmSparkSession {
+
+  override protected def sparkConf: Map[String, String] = Map(
+    "spark.sql.files.maxPartitionBytes" -> "1g", "spark.sql.files.minPartitionNum" -> "1",
+    LmConf.METADATA_CACHE_MAX_BYTES.key -> (64L << 20).toString)
+
+  private val rows = 200000L
+
+  /** Four row groups sorted by `id`, pages of 4000 rows, page indexes; `k` dictionary-encoded,
+    * a bloom filter on `s`. */
+  private lazy val file: File = {
+    val dir = newDir("cached")
+    val df = spark.range(0, rows, 1, 1).select(
+      col("id"),
+      (col("id") * 7919 % 10).cast("int").as("k"),
+      concat(lit("s"), (col("id") * 31 % 100000).cast("string")).as("s"),
+      ((col("id") * 104729 % 100000) / 100.0).as("d"))
+    lmspark.testutil.WriterLayouts.writeRowGroups(df, dir, (rows / 4).toInt,
+      Map("parquet.page.row.count.limit" -> "4000", "parquet.bloom.filter.enabled#s" -> "true"))
+    new File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head
+  }
+
+  private def table: DataFrame = spark.read.parquet(file.getAbsolutePath)
+
+  private def metric(plan: SparkPlan, name: String): Long = lmScans(plan).map(_.metrics(name).value).sum
+
+  private val queries: Seq[(String, DataFrame => DataFrame)] = Seq(
+    "point lookup" -> (_.where(col("id") === 123457L)),
+    "range" -> (_.where(col("id").between(60000L, 61000L)).select("id", "s")),
+    "dictionary filter" -> (_.where(col("k") === 3 && col("d") < 50.0).select("id", "d")),
+    "bloom filter" -> (_.where(col("s") === "s12345" || col("s") === "nope").select("id")),
+    "absent value" -> (_.where(col("s") === "nope")),
+    "aggregate" -> (_.agg(sum("id"), count("s"), max("d"))))
+
+  /** What pruning decided, which must not depend on where the metadata came from. */
+  private val decisions = Seq(LmMetrics.RowGroupsRead, LmMetrics.PrunedByStatistics, LmMetrics.PrunedByDictionary,
+    LmMetrics.PrunedByBloomFilter, LmMetrics.PrunedByPageIndex, LmMetrics.PagesPruned, LmMetrics.PagesRead)
+
+  test("a repeated query finds all its metadata cached, prunes the same, and answers the same") {
+    MetadataCache.clear()
+    queries.foreach { case (name, q) =>
+      val cold = checkSparkAnswerAndLmUsed(q(table))
+      val warm = checkSparkAnswerAndLmUsed(q(table))
+      assert(metric(warm, LmMetrics.MetadataCacheMisses) == 0, s"$name: misses on the warm run\n$warm")
+      assert(metric(warm, LmMetrics.MetadataCacheHits) > 0, s"$name: no hits on the warm run\n$warm")
+      decisions.foreach { m => assert(metric(warm, m) == metric(cold, m), s"$name: $m cold ${metric(cold, m)}, warm ${metric(warm, m)}") }
+    }
+    assert(MetadataCache.size > 0)
+  }
+
+  test("with the cache off nothing is looked up, and the answers are the same") {
+    withConf(LmConf.METADATA_CACHE_MAX_BYTES.key -> "0") {
+      queries.foreach { case (name, q) =>
+        val plan = checkSparkAnswerAndLmUsed(q(table))
+        assert(metric(plan, LmMetrics.MetadataCacheHits) == 0 && metric(plan, LmMetrics.MetadataCacheMisses) == 0, name)
+      }
+    }
+  }
+
+  /** One uncompressed, dictionary-free file of `n` fixed-width values `id * factor`: files with the
+    * same `n` have the same length whatever the factor. */
+  private def fixedWidthFile(name: String, n: Long, factor: Long): File = {
+    val dir = newDir(name)
+    spark.range(0, n, 1, 1).select(col("id"), (col("id") * factor).as("v")).write
+      .option("compression", "none").option("parquet.enable.dictionary", "false").parquet(dir)
+    new File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head
+  }
+
+  test("a file rewritten in place (other bytes of the same length, or another length) is read anew") {
+    val a = fixedWidthFile("a", 50000L, 3L)
+    val b = fixedWidthFile("b", 50000L, 5L)
+    val c = fixedWidthFile("c", 70000L, 7L)
+    assert(a.length == b.length, "the rewrite keeps the length")
+    val dir = new File(newDir("rewritten"))
+    dir.mkdirs()
+    val target = new File(dir, "t.parquet")
+    def queryAll(): Seq[SparkPlan] = Seq[DataFrame => DataFrame](
+      _.where(col("v") === 30000L * 3),
+      _.where(col("v") === 30000L * 5),
+      _.where(col("v") < 1000L).select("id"),
+      _.agg(sum("v"), count("id"))).map(q => checkSparkAnswerAndLmUsed(q(spark.read.parquet(dir.getAbsolutePath))))
+
+    var mtime = 1700000000000L
+    def install(f: File): Unit = {
+      Files.copy(f.toPath, target.toPath, StandardCopyOption.REPLACE_EXISTING)
+      mtime += 60000L // a minute later: distinct on every file system's clock
+      assert(target.setLastModified(mtime))
+    }
+    install(a)
+    queryAll()
+    install(b)
+    val afterSameLength = queryAll()
+    assert(afterSameLength.map(metric(_, LmMetrics.MetadataCacheMisses)).sum > 0, "the rewritten file's footer was served from the cache")
+    install(c)
+    val afterLonger = queryAll()
+    assert(afterLonger.map(metric(_, LmMetrics.MetadataCacheMisses)).sum > 0)
+  }
+}
