@@ -50,23 +50,31 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
     * or of at most [[FetchingStream.VectoredGap]] when the ranges go out in one vectored read (its
     * ranges run in parallel, so a gap costs bandwidth and saves no wait; the connector merges its own
     * way too, S3A across 128 KiB); then cut into requests of at most `maxRequestBytes`, which the
-    * connector runs side by side. */
-  def plan(ranges: Seq[ByteRange], maxGap: Long): IndexedSeq[ByteRange] = {
+    * connector runs side by side. With `spread` above 1 and vectored reads, the requests are cut
+    * further, into about `spread` pieces of at least [[FetchingStream.MinPieceBytes]]: a small fetch
+    * that is all a query waits for (a point lookup's pages) then arrives in parallel. */
+  def plan(ranges: Seq[ByteRange], maxGap: Long, spread: Int = 1): IndexedSeq[ByteRange] = {
     val gap = if (vectoredReads) math.min(maxGap, FetchingStream.VectoredGap) else maxGap
-    ByteRange.split(ByteRange.merge(ranges, gap), maxRequestBytes)
+    val requests = ByteRange.split(ByteRange.merge(ranges, gap), maxRequestBytes)
+    if (spread <= 1 || !vectoredReads || requests.size >= spread) requests
+    else {
+      val total = requests.iterator.map(_.length).sum
+      ByteRange.split(requests, math.max(FetchingStream.MinPieceBytes, (total + spread - 1) / spread))
+    }
   }
 
   /** Fetches `ranges` in one call, as [[plan]] makes them requests; ranges held already are not
     * fetched again, and none past what `maxBytes` allows. */
-  def fetch(ranges: Seq[ByteRange], maxGap: Long): FetchingStream.Fetch = fetchAll(Seq(ranges), maxGap).head
+  def fetch(ranges: Seq[ByteRange], maxGap: Long, spread: Int = 1): FetchingStream.Fetch =
+    fetchAll(Seq(ranges), maxGap, spread).head
 
   /** As [[fetch]], for several groups of ranges in one call (one round trip), each group released
     * on its own (its ranges are merged among themselves only). */
-  def fetchAll(groups: Seq[Seq[ByteRange]], maxGap: Long): IndexedSeq[FetchingStream.Fetch] = {
+  def fetchAll(groups: Seq[Seq[ByteRange]], maxGap: Long, spread: Int = 1): IndexedSeq[FetchingStream.Fetch] = {
     val room = maxBytes - heldBytes
     var total = 0L
     val chosenByGroup = groups.map { ranges =>
-      val wanted = plan(ranges.filter(r => r.length > 0 && r.end <= fileSize && !covered(r.offset, r.length)), maxGap)
+      val wanted = plan(ranges.filter(r => r.length > 0 && r.end <= fileSize && !covered(r.offset, r.length)), maxGap, spread)
       wanted.filter { r =>
         val fits = total + r.length <= room && r.length <= Int.MaxValue - 16
         if (fits) total += r.length
@@ -235,6 +243,13 @@ object FetchingStream {
 
   /** Largest gap read through between the ranges of one vectored read (S3A's own merge gap). */
   val VectoredGap: Long = 128L << 10
+
+  /** Requests a small fetch that is all a read waits for is cut into ([[plan]]'s `spread`): the
+    * ranged reads S3A runs at once by default (`fs.s3a.vectored.active.ranged.reads`). */
+  val Parallel: Int = 4
+
+  /** Smallest piece [[plan]] cuts a request into when spreading it. */
+  val MinPieceBytes: Long = 256L << 10
 
   /** Default largest request (`spark.lmspark.io.maxRequestBytes`). */
   val MaxRequestBytes: Long = 8L << 20

@@ -71,7 +71,10 @@ private final case class ParsedFooter(meta: FileMetaData, footerStart: Long,
  * footer's thrift is parsed with a size limit of the footer's own length ([[BoundedThrift]]), and
  * its row-group table is checked for the whole file ([[RowGroupTable]]) before the row groups of
  * the split `[start, start + length)` (by midpoint, as Spark's reader) are converted with
- * parquet-java's `ParquetMetadataConverter`.
+ * parquet-java's `ParquetMetadataConverter`. With the [[MetadataCache]] on, the parsed and checked
+ * footer is kept per file (path, length, modification time): a later split or query of the same
+ * file reads no footer bytes. Files on the local file system are never fetched ahead (their
+ * stream's prefetch budget is 0).
  *
  * Errors: a file too short or without the `PAR1` tail, a footer length outside the file, or an
  * unparsable footer is an `IOException` naming the file; a bad row-group table is a

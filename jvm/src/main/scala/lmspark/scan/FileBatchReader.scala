@@ -261,13 +261,18 @@ final class FileBatchReader(
 
   /** The columns a row group's first fetch takes: all of them when it is decoded whole, or when
     * the page index left few candidate pages (`singleStageMaxBytes` over all columns: one round trip
-    * instead of two); else the filtered columns. */
+    * instead of two, its requests spread so they arrive in parallel); else the filtered columns. */
   private def firstStage(block: BlockMetaData, p: RowGroupPlan, filters: Map[Int, Predicate],
-      whole: Boolean): Seq[(Int, ColumnDescriptor, Option[ColumnFetch])] = {
+      whole: Boolean): Stage = {
     val all = leaves(p, presentColumns.toSeq)
-    if (filters.isEmpty || whole) all
-    else if (p.selection.isDefined && sources.cost(block, p, all)._2 <= settings.singleStageMaxBytes) all
-    else leaves(p, filters.keys)
+    val few = p.selection.isDefined && sources.cost(block, p, all)._2 <= settings.singleStageMaxBytes
+    if (filters.isEmpty || whole || few) Stage(all, spread = few)
+    else Stage(leaves(p, filters.keys), spread = false)
+  }
+
+  /** A fetch's columns (requested column, leaf, fetch), and whether its requests are spread. */
+  private final case class Stage(columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], spread: Boolean) {
+    def fetch(block: BlockMetaData, p: RowGroupPlan): FetchingStream.Fetch = sources.fetch(block, p, columns, spread)
   }
 
   /** Fetches ahead while the current row group decodes: the next one decided and its first stage
@@ -321,9 +326,9 @@ final class FileBatchReader(
       case RowGroupDecision.Read(p) =>
         val filters = filtersOf(p)
         val first = firstStage(block, p, filters, whole = filters.nonEmpty && lm.likelyWhole(filters.keys, outputOnly))
-        val (requests, bytes) = sources.cost(block, p, first)
+        val (requests, bytes) = sources.cost(block, p, first.columns)
         if (requests <= settings.prefetchMaxRequests && bytes <= file.stream.maxBytes - file.stream.bytesHeld)
-          sources.fetch(block, p, first)
+          first.fetch(block, p)
         else FetchingStream.Fetch.Empty
       case _ => FetchingStream.Fetch.Empty
     }
@@ -356,7 +361,7 @@ final class FileBatchReader(
         val filters = filtersOf(p)
         if (filters.nonEmpty && lm.filterFirst(filters.keys, outputOnly)) {
           metrics.rowGroupsLate += 1
-          stageFetches ::= sources.fetch(block, p, firstStage(block, p, filters, whole = false))
+          stageFetches ::= firstStage(block, p, filters, whole = false).fetch(block, p)
           val o = guarded { pass.run(block, p, filters) }
           if (o.selection.selectedCount == 0) { metrics.prunedByPredicateColumns += 1; cache.clear(); return }
           lm.recordSelection(o.selection.selectedCount, math.max(1L, o.selection.runCount / 2))
@@ -371,8 +376,9 @@ final class FileBatchReader(
         }
     }
     // The columns still to read, in one fetch (cached columns are copied, sources the pass opened reopen).
-    stageFetches ::= sources.fetch(block, rowGroup,
-      leaves(rowGroup, presentColumns.filter(i => !cachedColumns.contains(i) && !refetch.contains(i))))
+    val rest = leaves(rowGroup, presentColumns.filter(i => !cachedColumns.contains(i) && !refetch.contains(i)))
+    stageFetches ::= sources.fetch(block, rowGroup, rest,
+      spread = rowGroup.selection.isDefined && sources.cost(block, rowGroup, rest)._2 <= settings.singleStageMaxBytes)
     guarded {
       opened = new Array[PageSource](presentColumns.length)
       sourcePagesKnown = new Array[Boolean](presentColumns.length)
