@@ -43,7 +43,7 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
   def bytesHeld: Long = heldBytes
 
   /** Whether fetches go out as one vectored read (else one positioned read per merged range). */
-  private[this] lazy val vectoredReads: Boolean = vectored && VectoredReads.available(in)
+  lazy val vectoredReads: Boolean = vectored && VectoredReads.available(in)
 
   /** The requests [[fetch]] makes of `ranges`: merged across gaps of at most `maxGap` (reading a
     * gap costs less than another request in turn: at 20 ms and 100 MB/s a request is worth 2 MB),

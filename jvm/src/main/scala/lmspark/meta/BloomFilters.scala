@@ -18,6 +18,9 @@ import lmspark.io.ChunkContext
   * algorithm BLOCK, hash XXHASH, compression UNCOMPRESSED. Nothing here throws for bad metadata. */
 object BloomFilters {
 
+  /** The most bytes a usable filter (header and bitset) takes. */
+  val MaxBytes: Int = BlockSplitBloomFilter.UPPER_BOUND_BYTES + 1024
+
   /** None when the chunk has none; Left(reason) when it is present but unusable. */
   def read(in: SeekableInputStream, chunk: ColumnChunkMetaData, ctx: ChunkContext): Option[Either[String, BloomFilter]] =
     readBitset(in, chunk, ctx).map(_.map(filter))
@@ -37,7 +40,7 @@ object BloomFilters {
     val chunkEnd = chunkStart + chunk.getTotalSize
     if (off >= chunkStart && off < chunkEnd)
       return Left(s"bloom filter offset $off lies inside the column chunk [$chunkStart, $chunkEnd)")
-    if (length == 0 || length > BlockSplitBloomFilter.UPPER_BOUND_BYTES + 1024)
+    if (length == 0 || length > MaxBytes)
       return Left(s"bloom filter length $length is invalid")
     try {
       val (header, headerBytes, rest) =

@@ -136,30 +136,30 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     if (residual == Predicate.True) return all
     val residualColumns = Guarantees.columns(residual).toArray.sorted
 
-    // 2. Whole-chunk dictionaries, their pages fetched in one call, with the split's page indexes
-    // when step 4 will want them (one round trip for both; none for what the cache holds).
-    if (settings.pruneDictionary) {
-      val indexes = if (settings.usePageIndex) indexRanges() else Nil
-      val fetched = file.stream.fetchAll(Seq(residualColumns.toSeq.flatMap(dictionaryRange(block, blockIndex, _)), indexes),
-        settings.maxCoalesceGap).head
-      try {
+    // 2 and 3. Whole-chunk dictionaries, then bloom filters. Their bytes (those of bloom filters
+    // whose length the footer gives) come in one round trip with the split's page indexes when
+    // step 4 will want them; nothing for what the metadata cache holds.
+    val dictionaries = if (settings.pruneDictionary) residualColumns.toSeq.flatMap(dictionaryRange(block, blockIndex, _)) else Nil
+    val blooms = if (settings.pruneBloomFilter) residualColumns.toSeq.flatMap(bloomRange(block, blockIndex, _)) else Nil
+    val indexes = if (settings.usePageIndex) indexRanges() else Nil
+    val fetched = file.stream.fetchAll(Seq(dictionaries ++ blooms, indexes), settings.maxCoalesceGap).head
+    try {
+      if (settings.pruneDictionary) {
         val it = residualColumns.iterator
         while (it.hasNext) {
           val col = it.next()
           if (dictionaryExcludes(block, blockIndex, col, residual, stats.get(col))) return RowGroupDecision.Skip(PruneReason.Dictionary)
         }
-      } finally fetched.release()
-    }
-
-    // 3. Bloom filters.
-    if (settings.pruneBloomFilter) {
-      val it = residualColumns.iterator
-      while (it.hasNext) {
-        val col = it.next()
-        if (bloomResidual(block, blockIndex, col, residual, stats.get(col)).contains(Predicate.False))
-          return RowGroupDecision.Skip(PruneReason.BloomFilter)
       }
-    }
+      if (settings.pruneBloomFilter) {
+        val it = residualColumns.iterator
+        while (it.hasNext) {
+          val col = it.next()
+          if (bloomResidual(block, blockIndex, col, residual, stats.get(col)).contains(Predicate.False))
+            return RowGroupDecision.Skip(PruneReason.BloomFilter)
+        }
+      }
+    } finally fetched.release()
 
     // 4. Page indexes.
     if (!settings.usePageIndex) return RowGroupDecision.Read(all.plan.copy(residual = residual))
@@ -202,6 +202,16 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
       c.getFirstDataPageOffset > c.getStartingPos && c.getStartingPos >= 0 &&
       !dictionaryCache.contains(cachePart(col, blockIndex, MetadataCache.Dictionary)))
       .map(c => ByteRange(c.getStartingPos, c.getFirstDataPageOffset - c.getStartingPos))
+
+  /** The bytes of column `col`'s bloom filter, when the footer gives their length, the filter will
+    * be read, and the cache does not hold it. */
+  private def bloomRange(block: BlockMetaData, blockIndex: Int, col: Int): Option[ByteRange] =
+    chunk(block, col).filter(c => c.getBloomFilterOffset >= 0 && sparkValues(col).isDefined &&
+      !file.cache.contains(cachePart(col, blockIndex, MetadataCache.Bloom)))
+      .flatMap { c =>
+        val length = lmspark.shim.SparkLineApis.bloomFilterLength(c)
+        if (length > 0 && length <= BloomFilters.MaxBytes) Some(ByteRange(c.getBloomFilterOffset, length)) else None
+      }
 
   private[this] var indexesFetched = false
 
