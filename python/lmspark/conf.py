@@ -16,7 +16,7 @@ SELECTION_POLICY = "spark.lmspark.selection.policy"
 #: Default: 11.
 SELECTION_THRESHOLD = "spark.lmspark.selection.threshold"
 
-#: Largest gap in bytes between two needed byte ranges (pages of a chunk, or the chunks, pages and metadata one read stage fetches) that is read through rather than split into two requests.
+#: Largest gap in bytes between two needed byte ranges (pages of a chunk, or the chunks, pages and metadata one read stage fetches) that is read through rather than split into two requests. A stage fetched in one vectored read, whose ranges go out in parallel, reads through at most 128 KiB.
 #: Default: 1048576.
 IO_MAX_COALESCE_GAP = "spark.lmspark.io.maxCoalesceGap"
 
@@ -39,6 +39,14 @@ IO_FOOTER_TAIL_BYTES = "spark.lmspark.io.footerTailBytes"
 #: A row group read filter-first whose candidate pages (after page-index pruning) weigh at most this many bytes over all its columns is fetched in one round trip, not one for the filtered columns and one for the rest. 0 always fetches by stage.
 #: Default: 8388608.
 IO_SINGLE_STAGE_MAX_BYTES = "spark.lmspark.io.singleStageMaxBytes"
+
+#: Largest single read request: a fetched range longer than this (whole row groups read ahead, large chunks) is cut into requests of at most this size, which the file system runs side by side (S3A runs up to fs.s3a.vectored.active.ranged.reads at once).
+#: Default: 8388608.
+IO_MAX_REQUEST_BYTES = "spark.lmspark.io.maxRequestBytes"
+
+#: Bytes (estimated heap) of parsed metadata each executor keeps across tasks and queries: footers, page indexes, bloom filters and the dictionaries pruning decodes, keyed by file path, length and modification time (a rewritten file is read anew), least recently used dropped first. A repeated query reads none of it again. 0 turns the cache off.
+#: Default: 134217728.
+METADATA_CACHE_MAX_BYTES = "spark.lmspark.metadataCache.maxBytes"
 
 #: Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as stored, as parquet-java's parquet.page.verify-checksum.enabled does); a mismatch fails the query with an error naming the file, column, row group and page. Skipped pages are not checked.
 #: Default: false.
@@ -112,6 +120,8 @@ DEFAULTS = {
     "spark.lmspark.io.prefetch.maxRequests": "64",
     "spark.lmspark.io.footerTailBytes": "262144",
     "spark.lmspark.io.singleStageMaxBytes": "8388608",
+    "spark.lmspark.io.maxRequestBytes": "8388608",
+    "spark.lmspark.metadataCache.maxBytes": "134217728",
     "spark.lmspark.verifyChecksums": "false",
     "spark.lmspark.dictionary.preserve.enabled": "true",
     "spark.lmspark.pruning.statistics.enabled": "true",
