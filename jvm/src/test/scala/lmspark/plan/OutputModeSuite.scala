@@ -24,6 +24,10 @@ import lmspark.testutil.LmSparkSession
  */
 class OutputModeSuite extends AnyFunSuite with LmSparkSession {
 
+  /** The metadata cache off: the modes' metrics (bytes read among them) are compared run against
+    * run, so neither may find what the other read in the cache. */
+  override protected def sparkConf: Map[String, String] = Map(lmspark.LmConf.METADATA_CACHE_MAX_BYTES.key -> "0")
+
   private val Output = "spark.lmspark.output"
 
   /** The 15 column types, cycled over the wide table's columns. */
