@@ -27,17 +27,8 @@ class MetadataCacheScanSuite extends AnyFunSuite with LmSparkSession {
 
   /** Four row groups sorted by `id`, pages of 4000 rows, page indexes; `k` dictionary-encoded,
     * a bloom filter on `s`. */
-  private lazy val file: File = {
-    val dir = newDir("cached")
-    val df = spark.range(0, rows, 1, 1).select(
-      col("id"),
-      (col("id") * 7919 % 10).cast("int").as("k"),
-      concat(lit("s"), (col("id") * 31 % 100000).cast("string")).as("s"),
-      ((col("id") * 104729 % 100000) / 100.0).as("d"))
-    lmspark.testutil.WriterLayouts.writeRowGroups(df, dir, (rows / 4).toInt,
-      Map("parquet.page.row.count.limit" -> "4000", "parquet.bloom.filter.enabled#s" -> "true"))
-    new File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head
-  }
+  private lazy val file: File =
+    lmspark.testutil.SortedKeyTable.write(spark, newDir("cached"), rows, 4000, Map("parquet.bloom.filter.enabled#s" -> "true"))
 
   private def table: DataFrame = spark.read.parquet(file.getAbsolutePath)
 

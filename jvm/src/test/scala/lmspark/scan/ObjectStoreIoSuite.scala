@@ -31,17 +31,7 @@ class ObjectStoreIoSuite extends AnyFunSuite with LmSparkSession {
 
   /** One file of four row groups, sorted by `id`, pages of 5000 rows, page indexes; `k` is
     * dictionary-encoded. */
-  private lazy val file: File = {
-    val dir = newDir("store")
-    val df = spark.range(0, rows, 1, 1).select(
-      col("id"),
-      (col("id") * 7919 % 10).cast("int").as("k"),
-      concat(lit("s"), (col("id") * 31 % 100000).cast("string")).as("s"),
-      ((col("id") * 104729 % 100000) / 100.0).as("d"),
-      (col("id") * 2654435761L % 1000003L).as("v"))
-    lmspark.testutil.WriterLayouts.writeRowGroups(df, dir, (rows / 4).toInt, Map("parquet.page.row.count.limit" -> "5000"))
-    new File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head
-  }
+  private lazy val file: File = lmspark.testutil.SortedKeyTable.write(spark, newDir("store"), rows, 5000)
 
   private def table: DataFrame = spark.read.parquet("simstore://" + file.getAbsolutePath)
 
