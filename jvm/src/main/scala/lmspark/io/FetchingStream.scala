@@ -52,7 +52,9 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
     * way too, S3A across 128 KiB); then cut into requests of at most `maxRequestBytes`, which the
     * connector runs side by side. With `spread` above 1 and vectored reads, the requests are cut
     * further, into about `spread` pieces of at least [[FetchingStream.MinPieceBytes]]: a small fetch
-    * that is all a query waits for (a point lookup's pages) then arrives in parallel. */
+    * that is all a query waits for (a point lookup's pages) then arrives in parallel. [[fetchAll]]
+    * sends spread pieces as one vectored call each, or the connector would merge adjacent pieces
+    * back into one request (S3A merges up to 2 MiB). */
   def plan(ranges: Seq[ByteRange], maxGap: Long, spread: Int = 1): IndexedSeq[ByteRange] = {
     val gap = if (vectoredReads) math.min(maxGap, FetchingStream.VectoredGap) else maxGap
     val requests = ByteRange.split(ByteRange.merge(ranges, gap), maxRequestBytes)
@@ -89,10 +91,9 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
     stats.requests += chosen.size
     stats.bytesRequested += lengths.map(_.toLong).sum
     val futures =
-      if (vectoredReads) {
-        try VectoredReads.read(in, offsets, lengths)
-        catch { case NonFatal(e) => Array.fill(offsets.length)(CompletableFuture.failedFuture[ByteBuffer](e)) }
-      } else offsets.indices.map(i => positioned(offsets(i), lengths(i))).toArray
+      if (!vectoredReads) offsets.indices.map(i => positioned(offsets(i), lengths(i))).toArray
+      else if (spread > 1) offsets.indices.flatMap(i => vectored(offsets.slice(i, i + 1), lengths.slice(i, i + 1))).toArray
+      else vectored(offsets, lengths)
     val items = offsets.indices.map { i =>
       val h = new FetchingStream.Held(offsets(i), lengths(i), futures(i))
       val old = held.put(offsets(i), h)
@@ -107,6 +108,11 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
       new FetchingStream.Fetch(this, mine)
     }
   }
+
+  /** One vectored read of the ranges; a call that fails at once fails each of its ranges. */
+  private def vectored(offsets: Array[Long], lengths: Array[Int]): Array[CompletableFuture[ByteBuffer]] =
+    try VectoredReads.read(in, offsets, lengths)
+    catch { case NonFatal(e) => Array.fill(offsets.length)(CompletableFuture.failedFuture[ByteBuffer](e)) }
 
   private def positioned(offset: Long, length: Int): CompletableFuture[ByteBuffer] =
     try {
