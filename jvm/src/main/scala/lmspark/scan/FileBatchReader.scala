@@ -261,14 +261,20 @@ final class FileBatchReader(
 
   /** The columns a row group's first fetch takes: all of them when it is decoded whole, or when
     * the page index left few candidate pages (`singleStageMaxBytes` over all columns: one round trip
-    * instead of two, its requests spread so they arrive in parallel); else the filtered columns. */
+    * instead of two, its requests [[spread]]); else the filtered columns. */
   private def firstStage(block: BlockMetaData, p: RowGroupPlan, filters: Map[Int, Predicate],
       whole: Boolean): Stage = {
     val all = leaves(p, presentColumns.toSeq)
     val few = p.selection.isDefined && sources.cost(block, p, all)._2 <= settings.singleStageMaxBytes
-    if (filters.isEmpty || whole || few) Stage(all, spread = few)
+    if (filters.isEmpty || whole || few) Stage(all, spread = few && spreadable)
     else Stage(leaves(p, filters.keys), spread = false)
   }
+
+  /** Whether a row group's few candidate pages go out as parallel pieces ([[FetchingStream.plan]]'s
+    * `spread`, a few more requests): only when statistics leave the split at most one row group, so
+    * that its fetch is all the task waits for (a point lookup); when the split reads several, the
+    * next one's fetch overlaps this one's decoding, and pieces would only add requests. */
+  private lazy val spreadable: Boolean = pruner != null && pruner.keptByStatistics <= 1
 
   /** A fetch's columns (requested column, leaf, fetch), and whether its requests are spread. */
   private final case class Stage(columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], spread: Boolean) {
@@ -378,7 +384,7 @@ final class FileBatchReader(
     // The columns still to read, in one fetch (cached columns are copied, sources the pass opened reopen).
     val rest = leaves(rowGroup, presentColumns.filter(i => !cachedColumns.contains(i) && !refetch.contains(i)))
     stageFetches ::= sources.fetch(block, rowGroup, rest,
-      spread = rowGroup.selection.isDefined && sources.cost(block, rowGroup, rest)._2 <= settings.singleStageMaxBytes)
+      spread = spreadable && rowGroup.selection.isDefined && sources.cost(block, rowGroup, rest)._2 <= settings.singleStageMaxBytes)
     guarded {
       opened = new Array[PageSource](presentColumns.length)
       sourcePagesKnown = new Array[Boolean](presentColumns.length)

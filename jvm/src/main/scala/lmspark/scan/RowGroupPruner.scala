@@ -174,6 +174,13 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
   private def statsOf(block: BlockMetaData, count: Boolean): Map[Int, ColumnStats] =
     predicateColumns.iterator.flatMap(col => columnStats(block, col, block.getRowCount, count).map(col -> _)).toMap
 
+  /** Row groups of the split that statistics (or their guarantee) do not skip: when at most one,
+    * the split reads at most one row group and nothing can overlap its fetch. */
+  lazy val keptByStatistics: Int = {
+    val blocks = file.footer.getBlocks
+    (0 until blocks.size()).count(bi => !skippedByStatistics(blocks.get(bi)))
+  }
+
   /** Whether statistics (or the guarantee they give) skip `block` whole: its metadata is never read. */
   private def skippedByStatistics(block: BlockMetaData): Boolean =
     predicate != Predicate.True && (settings.pruneStatistics || settings.pruneGuarantees) &&
