@@ -50,33 +50,33 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
     * or of at most [[FetchingStream.VectoredGap]] when the ranges go out in one vectored read (its
     * ranges run in parallel, so a gap costs bandwidth and saves no wait; the connector merges its own
     * way too, S3A across 128 KiB); then cut into requests of at most `maxRequestBytes`, which the
-    * connector runs side by side. With `spread` above 1 and vectored reads, the requests are cut
-    * further, into about `spread` pieces of at least [[FetchingStream.MinPieceBytes]]: a small fetch
-    * that is all a query waits for (a point lookup's pages) then arrives in parallel. [[fetchAll]]
-    * sends spread pieces as one vectored call each, or the connector would merge adjacent pieces
-    * back into one request (S3A merges up to 2 MiB). */
-  def plan(ranges: Seq[ByteRange], maxGap: Long, spread: Int = 1): IndexedSeq[ByteRange] = {
+    * connector runs side by side. With `pieces` above 1 and vectored reads, the requests are cut
+    * further, into about `pieces` pieces of at least [[FetchingStream.MinPieceBytes]], so that a
+    * small fetch arrives in parallel ([[FetchingStream.Spread]]). */
+  def plan(ranges: Seq[ByteRange], maxGap: Long, pieces: Int = 1): IndexedSeq[ByteRange] = {
     val gap = if (vectoredReads) math.min(maxGap, FetchingStream.VectoredGap) else maxGap
     val requests = ByteRange.split(ByteRange.merge(ranges, gap), maxRequestBytes)
-    if (spread <= 1 || !vectoredReads || requests.size >= spread) requests
+    if (pieces <= 1 || !vectoredReads || requests.size >= pieces) requests
     else {
       val total = requests.iterator.map(_.length).sum
-      ByteRange.split(requests, math.max(FetchingStream.MinPieceBytes, (total + spread - 1) / spread))
+      ByteRange.split(requests, math.max(FetchingStream.MinPieceBytes, (total + pieces - 1) / pieces))
     }
   }
 
   /** Fetches `ranges` in one call, as [[plan]] makes them requests; ranges held already are not
     * fetched again, and none past what `maxBytes` allows. */
-  def fetch(ranges: Seq[ByteRange], maxGap: Long, spread: Int = 1): FetchingStream.Fetch =
+  def fetch(ranges: Seq[ByteRange], maxGap: Long, spread: FetchingStream.Spread = FetchingStream.Spread.No): FetchingStream.Fetch =
     fetchAll(Seq(ranges), maxGap, spread).head
 
   /** As [[fetch]], for several groups of ranges in one call (one round trip), each group released
     * on its own (its ranges are merged among themselves only). */
-  def fetchAll(groups: Seq[Seq[ByteRange]], maxGap: Long, spread: Int = 1): IndexedSeq[FetchingStream.Fetch] = {
+  def fetchAll(groups: Seq[Seq[ByteRange]], maxGap: Long,
+      spread: FetchingStream.Spread = FetchingStream.Spread.No): IndexedSeq[FetchingStream.Fetch] = {
+    val pieces = if (spread == FetchingStream.Spread.No) 1 else FetchingStream.Parallel
     val room = maxBytes - heldBytes
     var total = 0L
     val chosenByGroup = groups.map { ranges =>
-      val wanted = plan(ranges.filter(r => r.length > 0 && r.end <= fileSize && !covered(r.offset, r.length)), maxGap, spread)
+      val wanted = plan(ranges.filter(r => r.length > 0 && r.end <= fileSize && !covered(r.offset, r.length)), maxGap, pieces)
       wanted.filter { r =>
         val fits = total + r.length <= room && r.length <= Int.MaxValue - 16
         if (fits) total += r.length
@@ -92,7 +92,7 @@ final class FetchingStream(in: FSDataInputStream, val fileSize: Long, val stats:
     stats.bytesRequested += lengths.map(_.toLong).sum
     val futures =
       if (!vectoredReads) offsets.indices.map(i => positioned(offsets(i), lengths(i))).toArray
-      else if (spread > 1) offsets.indices.flatMap(i => vectored(offsets.slice(i, i + 1), lengths.slice(i, i + 1))).toArray
+      else if (spread == FetchingStream.Spread.Apart) offsets.indices.flatMap(i => vectored(offsets.slice(i, i + 1), lengths.slice(i, i + 1))).toArray
       else vectored(offsets, lengths)
     val items = offsets.indices.map { i =>
       val h = new FetchingStream.Held(offsets(i), lengths(i), futures(i))
@@ -250,9 +250,22 @@ object FetchingStream {
   /** Largest gap read through between the ranges of one vectored read (S3A's own merge gap). */
   val VectoredGap: Long = 128L << 10
 
-  /** Requests a small fetch that is all a read waits for is cut into ([[plan]]'s `spread`): the
-    * ranged reads S3A runs at once by default (`fs.s3a.vectored.active.ranged.reads`). */
+  /** Pieces a spread fetch is cut into ([[plan]]'s `pieces`): the ranged reads S3A runs at once by
+    * default (`fs.s3a.vectored.active.ranged.reads`). */
   val Parallel: Int = 4
+
+  /** How a fetch's requests are cut so that they arrive in parallel. */
+  sealed trait Spread
+  object Spread {
+    /** Requests as merged and cut at the request bound. */
+    case object No extends Spread
+    /** Cut into [[Parallel]] pieces, in one vectored call: the connector may merge adjacent pieces
+      * back, up to its largest request (S3A: 2 MiB), so a large fetch costs few more requests. */
+    case object Merged extends Spread
+    /** The same pieces, each its own vectored call: they go out in parallel whatever the connector
+      * merges (a few more requests; for a fetch that is all a task waits for). */
+    case object Apart extends Spread
+  }
 
   /** Smallest piece [[plan]] cuts a request into when spreading it. */
   val MinPieceBytes: Long = 256L << 10

@@ -50,11 +50,10 @@ final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: In
   }
 
   /** Fetches ahead, in one call, what opening `columns` (requested column, leaf, fetch) of
-    * `rowGroup` reads; `spread`: cut into parallel requests ([[FetchingStream.plan]]). */
-  def fetch(block: BlockMetaData, rowGroup: RowGroupPlan,
-      columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], spread: Boolean = false): FetchingStream.Fetch =
-    file.stream.fetch(ranges(block, rowGroup, columns), settings.maxCoalesceGap,
-      if (spread) FetchingStream.Parallel else 1)
+    * `rowGroup` reads, its requests cut as `spread` says. */
+  def fetch(block: BlockMetaData, rowGroup: RowGroupPlan, columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])],
+      spread: FetchingStream.Spread = FetchingStream.Spread.No): FetchingStream.Fetch =
+    file.stream.fetch(ranges(block, rowGroup, columns), settings.maxCoalesceGap, spread)
 
   /** The file ranges [[open]] reads for `columns` (requested column, leaf, fetch) of `rowGroup`. */
   def ranges(block: BlockMetaData, rowGroup: RowGroupPlan,

@@ -266,19 +266,21 @@ final class FileBatchReader(
       whole: Boolean): Stage = {
     val all = leaves(p, presentColumns.toSeq)
     val few = p.selection.isDefined && sources.cost(block, p, all)._2 <= settings.singleStageMaxBytes
-    if (filters.isEmpty || whole || few) Stage(all, spread = few && spreadable)
-    else Stage(leaves(p, filters.keys), spread = false)
+    if (filters.isEmpty || whole || few) Stage(all, if (few) spread else FetchingStream.Spread.No)
+    else Stage(leaves(p, filters.keys), FetchingStream.Spread.No)
   }
 
-  /** Whether a row group's few candidate pages go out as parallel pieces ([[FetchingStream.plan]]'s
-    * `spread`, a few more requests): only when statistics leave the split at most one row group, so
-    * that its fetch is all the task waits for (a point lookup); when the split reads several, the
-    * next one's fetch overlaps this one's decoding, and pieces would only add requests. */
-  private lazy val spreadable: Boolean = pruner != null && pruner.keptByStatistics <= 1
+  /** How a row group's few candidate pages are cut into parallel pieces: each its own call when
+    * statistics leave the split at most one row group, so that its fetch is all the task waits for
+    * (a point lookup); otherwise in one call, where the connector merges adjacent pieces back up to
+    * its largest request (the next row group's fetch overlaps this one's decoding, and more pieces
+    * would mostly add requests). */
+  private lazy val spread: FetchingStream.Spread =
+    if (pruner != null && pruner.keptByStatistics <= 1) FetchingStream.Spread.Apart else FetchingStream.Spread.Merged
 
-  /** A fetch's columns (requested column, leaf, fetch), and whether its requests are spread. */
-  private final case class Stage(columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], spread: Boolean) {
-    def fetch(block: BlockMetaData, p: RowGroupPlan): FetchingStream.Fetch = sources.fetch(block, p, columns, spread)
+  /** A fetch's columns (requested column, leaf, fetch), and how its requests are spread. */
+  private final case class Stage(columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], cut: FetchingStream.Spread) {
+    def fetch(block: BlockMetaData, p: RowGroupPlan): FetchingStream.Fetch = sources.fetch(block, p, columns, cut)
   }
 
   /** Fetches ahead while the current row group decodes: the next one decided and its first stage
@@ -383,8 +385,8 @@ final class FileBatchReader(
     }
     // The columns still to read, in one fetch (cached columns are copied, sources the pass opened reopen).
     val rest = leaves(rowGroup, presentColumns.filter(i => !cachedColumns.contains(i) && !refetch.contains(i)))
-    stageFetches ::= sources.fetch(block, rowGroup, rest,
-      spread = spreadable && rowGroup.selection.isDefined && sources.cost(block, rowGroup, rest)._2 <= settings.singleStageMaxBytes)
+    val few = rowGroup.selection.isDefined && sources.cost(block, rowGroup, rest)._2 <= settings.singleStageMaxBytes
+    stageFetches ::= sources.fetch(block, rowGroup, rest, if (few) spread else FetchingStream.Spread.No)
     guarded {
       opened = new Array[PageSource](presentColumns.length)
       sourcePagesKnown = new Array[Boolean](presentColumns.length)

@@ -80,10 +80,11 @@ class FetchingStreamSuite extends AnyFunSuite {
 
   test("a spread fetch goes out as parallel pieces of at least the minimum size, only with vectored reads") {
     for (vectored <- Seq(true, false)) {
+      // Pieces apart: one vectored call each, so the store serves each as its own request.
       val s = open(vectored)
       try {
         val storeBefore = SimulatedStore.requests.get()
-        s.fetch(Seq(ByteRange(0, 600000), ByteRange(700000, 100000)), maxGap = 1L << 20, spread = FetchingStream.Parallel)
+        s.fetch(Seq(ByteRange(0, 600000), ByteRange(700000, 100000)), maxGap = 1L << 20, spread = FetchingStream.Spread.Apart)
         // Vectored: merged across at most 128 KiB (two ranges), then cut into pieces of 256 KiB.
         val expectedRequests = if (s.vectoredReads) 4 else 1
         assert(s.stats.roundTrips == 1 && s.stats.requests == expectedRequests, s"vectored ${s.vectoredReads}: ${s.stats.requests}")
@@ -94,9 +95,18 @@ class FetchingStreamSuite extends AnyFunSuite {
         assert(s.stats.requests == expectedRequests, "served from memory, across the pieces and the gap read through")
         val t = open(vectored)
         try {
-          t.fetch(Seq(ByteRange(0, 300000)), maxGap = 0, spread = FetchingStream.Parallel)
+          t.fetch(Seq(ByteRange(0, 300000)), maxGap = 0, spread = FetchingStream.Spread.Apart)
           assert(t.stats.requests == (if (t.vectoredReads) 2 else 1), "no piece below the minimum")
         } finally t.close()
+        // Pieces merged: one vectored call, where the store (as S3A) merges adjacent pieces back.
+        val m = open(vectored)
+        try {
+          val before = SimulatedStore.requests.get()
+          m.fetch(Seq(ByteRange(0, 600000), ByteRange(700000, 100000)), maxGap = 1L << 20, spread = FetchingStream.Spread.Merged)
+          assert(m.stats.requests == expectedRequests && m.stats.roundTrips == 1)
+          assert(readAt(m, 100, 790000).toSeq == expected(100, 790000))
+          assert(SimulatedStore.requests.get() - before == 1, "the pieces, adjacent and under 2 MiB, merge into one request")
+        } finally m.close()
       } finally s.close()
     }
   }
