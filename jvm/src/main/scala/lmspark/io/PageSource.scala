@@ -1,64 +1,36 @@
 package lmspark.io
 
-import java.io.{EOFException, InputStream}
-import java.util.zip.CRC32
-
-import scala.util.control.NonFatal
-
-import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.format.{PageHeader, PageType}
 import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, CompressionCodecName}
 import org.apache.parquet.io.SeekableInputStream
 
-import lmspark.column.ParquetDecodeException
-
-/** Reads the pages of one column chunk. Owns how the chunk's bytes are read and held (a bounded
-  * window over the file), page CRC checks and decompression (through [[Decompressors]]).
-  *
-  * Bytes are held in a window: one heap array holding the file range `[winStart, winEnd)`, at most
-  * `windowBytes` long, or one page (header end to data end) when a page is larger. Every position
-  * below (`pos`, page starts, region limits) is a file offset. When the walk needs a byte past the
-  * window (the next header, or the rest of the current page's data), the window refills from that
-  * byte: the bytes of the window still ahead are kept, the rest of the window is read from the file
-  * with one `seek` + `readFully` (so a chunk of small pages costs one read per window, and a page
-  * that was skipped and lies past the window is never read: the refill seeks past it). A refill
-  * reads only inside the current region (the chunk, or for a source of some pages the dictionary
-  * region or the coalesced range of the current page), so nothing outside the chunk's (kept) ranges
-  * is ever read. The first window is read when the source is made, so a chunk that fits the window
-  * is read with one request, as before. The stream is shared by the file's columns: every read
-  * positions it itself.
+/** Reads the pages of one column chunk: the page walk and its protocol. How the chunk's bytes are
+  * held is [[ChunkWindow]]'s (a bounded window over the file), header parsing and checks
+  * [[PageHeaderReader]]'s, CRC checks and decompression [[PageDecompression]]'s, and where the kept
+  * pages of a pruned chunk lie [[PrunedLayout]]'s. The first window is read when the source is
+  * made, so a chunk that fits the window is read with one request.
   *
   * Pages handed out may point into the window (uncompressed data, levels of uncompressed v2 pages):
-  * they stay valid until the next `nextPage` (as [[Page]] says); a window some handed-out page
-  * points into is never overwritten: its refill allocates a new array (`shared`), otherwise the
-  * array is reused. Levels of a compressed v2 page are copied out, so compressed chunks reuse one
-  * array for the whole walk.
+  * they stay valid until the next `nextPage` (as [[Page]] says), and the window is then `shared`
+  * (its next refill allocates a new array). Levels of a compressed v2 page are copied out, so
+  * compressed chunks reuse one array for the whole walk.
   *
   * Protocol: [[nextPage]] parses the next page header (INDEX_PAGEs are passed over) and then exactly
   * one of [[readDictionaryPage]], [[readDataPage]] or [[skipPage]] consumes that page. Skipping never
   * decompresses nor checks the CRC. `pagesRead` counts pages whose data was handed out
   * (decompressed); `bytesRead` counts bytes read from the file so far (each byte once per walk).
+  * Errors name the page they concern (`page N of the chunk`, [[error]] for decoders' errors).
   *
-  * With `verifyChecksums`, a page that is read and whose header has a `crc` is checked first: CRC32
-  * over its `compressed_page_size` bytes as stored (for v2 pages levels included), as parquet-java
-  * does. A page's compressed size is checked against what remains of its region before any byte of
-  * it is read or allocated, and its uncompressed size against `maxUncompressedPageSize` (the chunk's
-  * total uncompressed size) before anything is allocated for it. A page header is parsed with
-  * thrift's message limit set to the bytes left in its region ([[BoundedThrift]]). Errors
-  * name the page they concern (`page N of the chunk`, [[error]] for decoders' errors).
-  *
-  * A source made by [[PageSource.forPages]] holds only some data pages (`kept`, per the chunk's
-  * checked offset index): it still yields every page in order, but a pruned page has no header
+  * A source made by [[PageSource.forPages]] holds only some data pages (per the chunk's checked
+  * offset index): it still yields every page in order, but a pruned page has no header
   * (`currentPageIsPruned`), its row count comes from the offset index, and it can only be skipped.
-  * A kept page's header must agree with the offset index (rows, and header + data size), else
-  * reading fails with an error that names the page and the flag that turns page indexes off.
   *
   * A source made by [[PageSource.fromBytes]] has no stream: its window is the caller's array (never
   * written to) and holds the whole chunk.
   *
-  * Invariants: `chunkStart <= pos <= chunkEnd`; `winStart <= winEnd <= regionLimit`-bounded reads
-  * (the window holds file bytes only); a header is "current" between `nextPage() == true` and the
-  * call that consumes it (`dataStart >= 0`, or `prunedCurrent` for a pruned page). Not thread-safe. */
+  * Invariants: `chunkStart <= pos <= chunkEnd`; a header is "current" between `nextPage() == true`
+  * and the call that consumes it (`dataStart >= 0`, or `prunedCurrent` for a pruned page). Not
+  * thread-safe. */
 final class PageSource private (
     in: SeekableInputStream,
     val context: ChunkContext,
@@ -69,21 +41,17 @@ final class PageSource private (
     chunkStart: Long,
     chunkEnd: Long,
     fileOffsetKnown: Boolean,
-    layout: PageSource.PrunedLayout,
+    layout: PrunedLayout,
     windowBytes: Int,
     resumeAt: Long) {
 
   /** Where the walk starts: the chunk's start, or just past a dictionary page the caller read. */
   private[this] val walkStart: Long = if (resumeAt >= 0) resumeAt else chunkStart
 
-  // ---- the window ----
-  private[this] var buf: Array[Byte] = _
-  private[this] var bufBase: Long = 0L // position of buf(0)
-  private[this] var winStart: Long = walkStart
-  private[this] var winEnd: Long = walkStart
-  /** Some page handed out points into `buf`: a refill must not overwrite it. */
-  private[this] var shared: Boolean = false
-  private[this] var fileBytesRead: Long = 0L
+  private val window = new ChunkWindow(in, context, chunkStart, chunkEnd, windowBytes, walkStart)
+  private[this] val headers = new PageHeaderReader(window, context, chunkStart)
+  private[this] val data = new PageDecompression(codec, decompressor, verifyChecksums, maxUncompressedPageSize, context,
+    () => describePage)
 
   private[this] var pos: Long = walkStart
   private[this] var header: PageHeader = _
@@ -93,12 +61,8 @@ final class PageSource private (
   private[this] var ordinal: Int = if (resumeAt >= 0) 0 else -1
   private[this] var pages: Int = 0
   private[this] var dataPagesDecompressed: Int = 0
-  private[this] var regionLimit: Long = chunkEnd // header parsing and window refills stop here
   private[this] var dataPage: Int = -1 // pruned layouts: index of the current data page in the offset index
   private[this] var prunedCurrent: Boolean = false
-  private[this] var decompressedBytes: Long = 0L
-  private[this] val headerStream = new HeaderStream
-  private[this] lazy val crc = new CRC32
 
   /** Pages whose data was read (decompressed) so far, dictionary page included. */
   def pagesRead: Int = pages
@@ -108,10 +72,10 @@ final class PageSource private (
 
   /** Bytes read from the file for this chunk so far (the window's reads; 0 for a reopened source
     * that reuses its window). */
-  def bytesRead: Long = fileBytesRead
+  def bytesRead: Long = window.bytesRead
 
   /** Decompressed bytes produced so far. */
-  def bytesDecompressed: Long = decompressedBytes
+  def bytesDecompressed: Long = data.bytesDecompressed
 
   /** The file offset where the walk stands: just past the last page consumed (or of the current
     * page's header, while one is current). */
@@ -132,7 +96,7 @@ final class PageSource private (
     } else context.error(s"$what in $describeCurrentPage", cause)
 
   /** Bytes this source holds now (its window's array), for tests of the memory bound. */
-  def bytesHeld: Int = if (buf == null) 0 else buf.length
+  def bytesHeld: Int = window.bytesHeld
 
   /** A fresh source over the same chunk (or the same kept pages), from where this one started,
     * sharing nothing mutable with this one. When this source's window holds the whole chunk (a
@@ -143,36 +107,29 @@ final class PageSource private (
     val s = new PageSource(in, context, codec, decompressor, verifyChecksums, maxUncompressedPageSize, chunkStart,
       chunkEnd, fileOffsetKnown, layout, windowBytes, resumeAt)
     if (holdsWholeChunk) {
-      shared = true
-      s.adopt(buf, bufBase, winStart, winEnd)
+      window.shared = true
+      s.window.adopt(window.buf, window.origin, window.start, window.end)
     } else s.prime()
     s
   }
 
   /** Whether the window holds every byte of the chunk (so a reopened source needs no read). */
   private def holdsWholeChunk: Boolean =
-    buf != null && (in == null || (layout == null && winStart <= walkStart && winEnd >= chunkEnd))
-
-  /** Starts with `array` as the window (not to be written: it is shared), holding `[from, until)`. */
-  private def adopt(array: Array[Byte], base: Long, from: Long, until: Long): Unit = {
-    buf = array; bufBase = base; winStart = from; winEnd = until; shared = true
-  }
-
-  private def countRead(n: Long): Unit = fileBytesRead += n
+    window.buf != null && (!window.hasStream || (layout == null && window.holds(walkStart, chunkEnd)))
 
   /** Reads the first window: from where the walk starts (for a source of some pages, from the first
     * byte its walk needs), so that a chunk that fits the window is read with one request. */
   private def prime(): Unit =
     if (layout == null) {
-      if (walkStart < chunkEnd) ensure(walkStart, 1)
+      if (walkStart < chunkEnd) window.ensure(walkStart, 1)
     } else if (layout.dictionaryLimit > walkStart) {
-      regionLimit = layout.dictionaryLimit
-      ensure(walkStart, 1)
+      window.limit = layout.dictionaryLimit
+      window.ensure(walkStart, 1)
     } else {
-      val first = layout.pageStart.indexWhere(_ >= 0)
+      val first = layout.firstKept
       if (first >= 0) {
-        regionLimit = layout.segmentEnd(first)
-        ensure(layout.pageStart(first), 1)
+        window.limit = layout.segmentEnd(first)
+        window.ensure(layout.start(first), 1)
       }
     }
 
@@ -217,7 +174,7 @@ final class PageSource private (
   /** Rows in the current data page, from its header alone (v1: num_values, valid for flat columns;
     * v2: num_rows), or for a pruned page from the offset index. */
   def currentPageRows: Int = {
-    if (prunedCurrent) return layoutRows(dataPage)
+    if (prunedCurrent) return layout.rows(dataPage, context)
     requireHeader()
     header.getType match {
       case PageType.DATA_PAGE =>
@@ -231,6 +188,11 @@ final class PageSource private (
       case t => throw error(s"page of type $t has no rows")
     }
   }
+
+  /** Rows in the current data page per the chunk's offset index (a source of some pages), or -1
+    * when the source has none; for a nested column, where a v1 page's `num_values` counts levels. */
+  def currentPageIndexRows: Int =
+    if (layout == null || dataPage < 0 || (!prunedCurrent && header == null)) -1 else layout.rows(dataPage, context)
 
   /** Consumes the current page without decompressing it (nor reading its bytes, when they lie
     * past the window). */
@@ -249,10 +211,8 @@ final class PageSource private (
     val dh = header.dictionary_page_header
     if (dh == null) throw error("dictionary page without dictionary_page_header")
     if (dh.num_values < 0) throw error(s"dictionary page has negative num_values ${dh.num_values}")
-    ensure(dataStart, header.compressed_page_size)
-    checkCrc()
-    val out = decompress(index(dataStart), header.compressed_page_size, header.uncompressed_page_size)
-    val page = new DictionaryPage(dh.num_values, dh.encoding, out, outOffset, outLength)
+    val out = storedData(header.compressed_page_size, header.uncompressed_page_size)
+    val page = new DictionaryPage(dh.num_values, dh.encoding, out, data.outOffset, data.outLength)
     consumed()
     page
   }
@@ -265,11 +225,9 @@ final class PageSource private (
         val dh = header.data_page_header
         if (dh == null) throw error("data page without data_page_header")
         if (dh.num_values < 0) throw error(s"data page has negative num_values ${dh.num_values}")
-        ensure(dataStart, header.compressed_page_size)
-        checkCrc()
-        val out = decompress(index(dataStart), header.compressed_page_size, header.uncompressed_page_size)
+        val out = storedData(header.compressed_page_size, header.uncompressed_page_size)
         new DataPageV1(dh.num_values, dh.encoding, dh.definition_level_encoding, dh.repetition_level_encoding,
-          out, outOffset, outLength)
+          out, data.outOffset, data.outLength)
       case PageType.DATA_PAGE_V2 =>
         val dh = header.data_page_header_v2
         if (dh == null) throw error("data page v2 without data_page_header_v2")
@@ -282,16 +240,17 @@ final class PageSource private (
         if (rl < 0 || dl < 0 || levels > header.compressed_page_size || levels > header.uncompressed_page_size)
           throw error(s"data page v2 has invalid level lengths (repetition $rl, definition $dl, " +
             s"page ${header.compressed_page_size} bytes)")
-        ensure(dataStart, header.compressed_page_size)
-        checkCrc()
+        window.ensure(dataStart, header.compressed_page_size)
+        val buf = window.buf
+        val start = window.index(dataStart)
+        data.checkCrc(header, buf, start)
         val compressedValues = header.compressed_page_size - levels.toInt
         val uncompressedValues = header.uncompressed_page_size - levels.toInt
-        val start = index(dataStart)
         val valueStart = start + levels.toInt
         val out =
-          if (dh.is_compressed) decompress(valueStart, compressedValues, uncompressedValues)
+          if (dh.is_compressed) handedOut(data.decompress(buf, valueStart, compressedValues, uncompressedValues))
           else {
-            outOffset = valueStart; outLength = compressedValues; shared = true; buf
+            data.outOffset = valueStart; data.outLength = compressedValues; window.shared = true; buf
           }
         // Levels stay in the window only when the values do too; otherwise they are copied out, so
         // that the window can be reused.
@@ -299,7 +258,7 @@ final class PageSource private (
           if (out eq buf) (buf, start)
           else (java.util.Arrays.copyOfRange(buf, start, valueStart), 0)
         new DataPageV2(dh.num_values, dh.num_nulls, dh.num_rows, dh.encoding, levelBytes, levelOffset, rl, dl,
-          out, outOffset, outLength)
+          out, data.outOffset, data.outLength)
       case t => throw error(s"expected a data page, found $t")
     }
     consumed()
@@ -311,50 +270,23 @@ final class PageSource private (
     * chunk), the window: a closed source holds no chunk bytes. */
   def close(): Unit = {
     header = null; dataStart = -1; prunedCurrent = false
-    if (!holdsWholeChunk) { buf = null; winStart = pos; winEnd = pos; shared = false }
+    if (!holdsWholeChunk) window.drop(pos)
   }
 
   // ---- internals ----
 
-  private[this] var outOffset: Int = 0
-  private[this] var outLength: Int = 0
+  /** The current page's data: its stored bytes made held, CRC-checked and decompressed. */
+  private def storedData(compressedSize: Int, uncompressedSize: Int): Array[Byte] = {
+    window.ensure(dataStart, compressedSize)
+    val start = window.index(dataStart)
+    data.checkCrc(header, window.buf, start)
+    handedOut(data.decompress(window.buf, start, compressedSize, uncompressedSize))
+  }
 
-  /** Index in `buf` of position `p` (which the window holds). */
-  @inline private def index(p: Long): Int = (p - bufBase).toInt
-
-  /** Makes the window hold `[from, from + len)`, which lies inside the current region (callers
-    * check), refilling it from `from` when it does not: window bytes from `from` on are kept, the
-    * rest is read from the file up to `max(len, windowBytes)` bytes from `from` or the region's end,
-    * whichever comes first. The array is reused unless a handed-out page points into it or it is
-    * larger than the window (it held a large page). */
-  private def ensure(from: Long, len: Int): Unit = {
-    if (from >= winStart && from + len <= winEnd) return
-    if (in == null || from + len > regionLimit || len < 0)
-      throw new IllegalStateException(s"internal error: bytes [$from, ${from + len}) are outside the chunk's " +
-        s"held bytes [$winStart, $winEnd) and region end $regionLimit ($context)")
-    val end = math.min(regionLimit, from + math.max(len.toLong, windowBytes.toLong))
-    val size = (end - from).toInt
-    val keep = if (from >= winStart && from < winEnd) (winEnd - from).toInt else 0
-    val target =
-      if (!shared && buf != null && buf.length >= size && buf.length <= math.max(size, windowBytes)) buf
-      else new Array[Byte](size)
-    if (keep > 0) System.arraycopy(buf, index(from), target, 0, keep)
-    buf = target; bufBase = from; winStart = from; winEnd = from + keep; shared = false
-    val readFrom = from + keep
-    val n = (end - readFrom).toInt
-    try {
-      in.seek(readFrom)
-      in.readFully(target, keep, n)
-    } catch {
-      case e: EOFException =>
-        throw context.error(s"file ends inside column chunk [$chunkStart, $chunkEnd), reading [$readFrom, $end) " +
-          "(truncated file?)", e)
-      case NonFatal(e) =>
-        throw context.error(s"cannot read column chunk [$chunkStart, $chunkEnd) at [$readFrom, $end): " +
-          s"${e.getMessage}", e)
-    }
-    fileBytesRead += n
-    winEnd = end
+  /** `out`, marking the window shared when `out` is the window (data handed out in place). */
+  private def handedOut(out: Array[Byte]): Array[Byte] = {
+    if (out eq window.buf) window.shared = true
+    out
   }
 
   private def requireHeader(): Unit =
@@ -366,19 +298,11 @@ final class PageSource private (
   /** The offset in the chunk of position `p`. */
   private def chunkOffset(p: Long): Long = p - chunkStart
 
-  /** Rows of data page `i` of the layout's offset index. */
-  private def layoutRows(i: Int): Int = {
-    val rows = layout.locations.endRow(i) - layout.locations.firstRow(i)
-    if (rows > Int.MaxValue) throw context.error(s"page $i of the offset index holds $rows rows")
-    rows.toInt
-  }
-
   /** `nextPage` for a source of some pages: the dictionary region's pages (dictionary, index), then
     * every data page of the offset index, kept ones parsed and checked against it. */
   private def nextOfLayout(): Boolean = {
-    val loc = layout.locations
     if (dataPage < 0) {
-      regionLimit = layout.dictionaryLimit
+      window.limit = layout.dictionaryLimit
       while (pos < layout.dictionaryLimit) {
         val h = parseHeader()
         h.getType match {
@@ -391,35 +315,23 @@ final class PageSource private (
             return true
           case t =>
             throw context.error(s"a $t page at chunk offset ${chunkOffset(headerStart)} lies before the first data " +
-              s"page of the offset index (inconsistent page index; ${PageSource.DisableHint})")
+              s"page of the offset index (inconsistent page index; ${PrunedLayout.DisableHint})")
         }
       }
     }
     header = null
     dataPage += 1
-    if (dataPage >= loc.pages) return false
+    if (dataPage >= layout.locations.pages) return false
     ordinal += 1
-    val start = layout.pageStart(dataPage)
+    val start = layout.start(dataPage)
     if (start < 0) {
       prunedCurrent = true
       return true
     }
     pos = start
-    regionLimit = layout.segmentEnd(dataPage)
+    window.limit = layout.segmentEnd(dataPage)
     val h = parseHeader()
-    val size = loc.byteEnd(dataPage) - loc.byteOffset(dataPage)
-    def mismatch(what: String) =
-      context.error(s"data page $dataPage of the offset index (file offset ${loc.byteOffset(dataPage)}) $what " +
-        s"(inconsistent page index; ${PageSource.DisableHint})")
-    val rows = h.getType match {
-      case PageType.DATA_PAGE => h.data_page_header.num_values
-      case PageType.DATA_PAGE_V2 => h.data_page_header_v2.num_rows
-      case t => throw mismatch(s"is a $t page")
-    }
-    val stored = (dataStart - start) + h.compressed_page_size
-    if (stored != size) throw mismatch(s"takes $stored bytes (header and data), the offset index says $size")
-    if (layout.checkRows && rows != layoutRows(dataPage))
-      throw mismatch(s"holds $rows rows per its header, the offset index says ${layoutRows(dataPage)}")
+    layout.check(dataPage, h, start, dataStart, context)
     header = h
     true
   }
@@ -437,107 +349,14 @@ final class PageSource private (
     s"page $ordinal of the chunk (${header.getType} at chunk offset $at$file)"
   }
 
-  /** With `verifyChecksums`, checks the current page's CRC32 (when its header has one) over the
-    * page's bytes as stored (which the window holds). */
-  private def checkCrc(): Unit =
-    if (verifyChecksums && header.isSetCrc) {
-      crc.reset()
-      crc.update(buf, index(dataStart), header.compressed_page_size)
-      val expected = header.crc & 0xffffffffL
-      if (crc.getValue != expected)
-        throw context.error(f"page CRC32 mismatch in $describePage: the header says 0x$expected%08x, " +
-          f"the ${header.compressed_page_size} page bytes give 0x${crc.getValue}%08x (corrupt page)")
-    }
-
+  /** Parses the header at `pos`; `pos` and `dataStart` move past it. */
   private def parseHeader(): PageHeader = {
-    val at = pos
-    headerStart = at
+    headerStart = pos
     // The ordinal this page will have (a pruned layout has already counted it).
-    val page = s"page ${if (layout != null && dataPage >= 0) ordinal else ordinal + 1} of the chunk"
-    headerStream.reset(at)
-    val h =
-      try BoundedThrift.pageHeader(headerStream, math.min(regionLimit - at, Int.MaxValue.toLong).toInt)
-      catch {
-        case NonFatal(e) =>
-          // A refill that failed (file truncated, I/O error) reaches here wrapped by thrift: its own
-          // error already says what happened.
-          Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null)
-            .collectFirst { case d: ParquetDecodeException => d }.foreach(d => throw d)
-          throw context.error(s"cannot read the page header of $page at chunk offset ${chunkOffset(at)} of ${chunkOffset(regionLimit)} " +
-            s"(corrupt or truncated chunk): ${e.getMessage}", e)
-      }
-    val start = headerStream.position
-    if (h.getType == null) throw context.error(s"page header of $page at chunk offset ${chunkOffset(at)} has no page type")
-    val missing = h.getType match {
-      case PageType.DATA_PAGE => h.data_page_header == null
-      case PageType.DATA_PAGE_V2 => h.data_page_header_v2 == null
-      case PageType.DICTIONARY_PAGE => h.dictionary_page_header == null
-      case _ => false
-    }
-    if (missing) throw context.error(s"${h.getType} header of $page at chunk offset ${chunkOffset(at)} lacks its type-specific header")
-    if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0)
-      throw context.error(s"page header of $page at chunk offset ${chunkOffset(at)} has negative sizes " +
-        s"(compressed ${h.compressed_page_size}, uncompressed ${h.uncompressed_page_size})")
-    if (h.compressed_page_size.toLong > regionLimit - start)
-      throw context.error(s"$page at chunk offset ${chunkOffset(at)} needs ${h.compressed_page_size} bytes but " +
-        s"only ${regionLimit - start} remain in the chunk (truncated chunk?)")
-    pos = start
-    dataStart = start
+    val h = headers.parse(pos, s"page ${if (layout != null && dataPage >= 0) ordinal else ordinal + 1} of the chunk")
+    pos = headers.dataStart
+    dataStart = pos
     h
-  }
-
-  /** Decompresses `len` bytes at index `off` of the window into `uncompressedSize` bytes; sets
-    * outOffset/outLength. Nothing larger than `maxUncompressedPageSize` is allocated. Uncompressed
-    * data is handed out in place (the window becomes `shared`). */
-  private def decompress(off: Int, len: Int, uncompressedSize: Int): Array[Byte] = {
-    if (decompressor == null) {
-      outOffset = off; outLength = len
-      decompressedBytes += len
-      shared = true
-      buf
-    } else {
-      if (uncompressedSize < 0 || uncompressedSize > maxUncompressedPageSize)
-        throw context.error(s"$describePage claims $uncompressedSize uncompressed bytes, more than the " +
-          s"chunk's $maxUncompressedPageSize (corrupt page header or chunk metadata)")
-      val out =
-        try decompressor.decompress(buf, off, len, uncompressedSize)
-        catch {
-          case NonFatal(e) =>
-            throw context.error(s"cannot decompress $codec data of $describePage, $len bytes to " +
-              s"$uncompressedSize bytes (corrupt page?): ${e.getMessage}", e)
-        }
-      if (out.length != uncompressedSize) // a Decompressor guarantees this; kept as a cheap invariant check
-        throw context.error(s"$codec data of $describePage decompressed to ${out.length} bytes, " +
-          s"the header says $uncompressedSize")
-      outOffset = 0; outLength = out.length
-      decompressedBytes += out.length
-      out
-    }
-  }
-
-  /** An InputStream over the positions `[p, regionLimit)` that reports how far the thrift parser
-    * read; it refills the window when the parser reads past it. */
-  private final class HeaderStream extends InputStream {
-    private[this] var p = 0L
-    def reset(at: Long): Unit = p = at
-    def position: Long = p
-    /** Bytes readable at `p` without a refill, refilling first when there are none. */
-    private def ready(): Int = {
-      if (p >= regionLimit) return 0
-      if (p < winStart || p >= winEnd) ensure(p, 1)
-      (math.min(winEnd, regionLimit) - p).toInt
-    }
-    override def read(): Int = if (ready() > 0) { val b = buf(index(p)) & 0xff; p += 1; b } else -1
-    override def read(b: Array[Byte], off: Int, len: Int): Int = {
-      if (len == 0) return 0
-      val n = math.min(len, ready())
-      if (n <= 0) return -1
-      System.arraycopy(buf, index(p), b, off, n)
-      p += n
-      n
-    }
-    override def available(): Int =
-      if (p >= winStart && p < winEnd) (math.min(winEnd, regionLimit) - p).toInt else 0
   }
 }
 
@@ -638,20 +457,6 @@ object PageSource {
     if (total > 0) math.min(total, MaxArraySize) else MaxArraySize
   }
 
-  /** What to say when a page index is inconsistent with the pages it describes. */
-  private[io] val DisableHint = "set spark.lmspark.pageIndex.enabled=false to read the file without page indexes"
-
-  /** Where a source of some pages finds them (file offsets): the dictionary region is
-    * `[chunk start, dictionaryLimit)`; data page `i` of `locations` starts at `pageStart(i)` (-1:
-    * pruned, not read) and its coalesced read range ends at `segmentEnd(i)`. `checkRows`: the
-    * column is flat, so a v1 page's num_values is its row count. */
-  private[io] final class PrunedLayout(
-      val locations: lmspark.selection.PageLocations,
-      val dictionaryLimit: Long,
-      val pageStart: Array[Long],
-      val segmentEnd: Array[Long],
-      val checkRows: Boolean)
-
   /** Like [[forChunk]], but reads only the dictionary region (chunk start, or `input.resumeAt`, up to
     * the first data page of `locations`) and the data pages `kept` (sorted, distinct indexes into `locations`, the
     * chunk's checked offset index), their byte ranges coalesced across gaps of at most `maxGap`
@@ -662,34 +467,9 @@ object PageSource {
     * repetition, so a v1 page's `num_values` is its row count, checked against the offset index. */
   def forPages(input: ChunkInput, flat: Boolean, locations: lmspark.selection.PageLocations, kept: Array[Int],
       maxGap: Long): PageSource = {
-    require(maxGap >= 0, s"negative coalescing gap $maxGap")
-    var k = 0
-    while (k < kept.length) {
-      require(kept(k) >= 0 && kept(k) < locations.pages && (k == 0 || kept(k) > kept(k - 1)),
-        s"kept pages must be sorted, distinct indexes into the ${locations.pages} pages: ${kept.mkString(", ")}")
-      k += 1
-    }
-    val context = input.context
     val (start, end) = range(input)
-    val firstData = if (locations.pages > 0) locations.byteOffset(0) else end
-    if (firstData < start || (locations.pages > 0 && locations.byteEnd(locations.pages - 1) > end))
-      throw context.error(s"the offset index's pages [$firstData, ${locations.byteEnd(locations.pages - 1)}) lie " +
-        s"outside the column chunk [$start, $end) (inconsistent page index; $DisableHint)")
-    val ranges = lmspark.selection.ScanRanges.coalesce(locations, kept, maxGap)
-    val pageStart = Array.fill(locations.pages)(-1L)
-    val segmentEnd = Array.fill(locations.pages)(-1L)
-    var r = 0
-    var next = 0 // index into kept
-    while (r < ranges.size) {
-      while (next < kept.length && locations.byteOffset(kept(next)) < ranges.end(r)) {
-        pageStart(kept(next)) = locations.byteOffset(kept(next))
-        segmentEnd(kept(next)) = ranges.end(r)
-        next += 1
-      }
-      r += 1
-    }
-    val layout = new PrunedLayout(locations, firstData, pageStart, segmentEnd, checkRows = flat)
-    val s = new PageSource(input.in, context, input.chunk.getCodec, decompressorFor(input), input.verifyChecksums,
+    val layout = PrunedLayout(input.context, locations, kept, maxGap, start, end, flat)
+    val s = new PageSource(input.in, input.context, input.chunk.getCodec, decompressorFor(input), input.verifyChecksums,
       maxPageSize(input.chunk), start, end, fileOffsetKnown = true, layout, input.windowBytes, input.resumeAt)
     s.prime()
     s
@@ -712,8 +492,8 @@ object PageSource {
     val s = new PageSource(null, context, codec, decompressorFor(codec, context), verifyChecksums,
       math.min(maxUncompressedPageSize, MaxArraySize), origin, origin + length, fileOffsetKnown = chunkFileOffset >= 0,
       null, math.max(length, 1), -1L)
-    s.adopt(bytes, origin - offset, origin, origin + length)
-    s.countRead(length)
+    s.window.adopt(bytes, origin - offset, origin, origin + length)
+    s.window.countRead(length)
     s
   }
 

@@ -13,12 +13,12 @@ import org.apache.spark.sql.execution.vectorized.{ConstantColumnVector, OffHeapC
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
-import lmspark.column.{ColumnReader, ColumnReaderFactory}
+import lmspark.column.ColumnReaderFactory
 import lmspark.io.{FetchingStream, PageSource}
 import lmspark.meta.{FooterChecks, OpenFile}
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.{Guarantees, Predicate}
-import lmspark.selection.{ScanRanges, SelectionCursor, SelectionStrategy}
+import lmspark.selection.ScanRanges
 import lmspark.shim.SparkInternals
 
 /**
@@ -28,7 +28,7 @@ import lmspark.shim.SparkInternals
  *
  * A [[RowGroupPruner]] decides first what each row group's metadata proves: skipped row groups
  * are never read; a row group with a page-index selection yields only the selected rows (every
- * column walks one [[SelectionCursor]]: `read` the selected runs, `skip` the others), and pages
+ * column walks one [[lmspark.selection.SelectionCursor]]: `read` the selected runs, `skip` the others), and pages
  * with no selected row are not fetched at all. Rows outside the selection provably fail the
  * predicate; rows inside it may too: Spark's `Filter` above the scan still applies.
  *
@@ -102,24 +102,12 @@ final class FileBatchReader(
   private var refetch: Map[Int, PageSource] = Map.empty
   /** The filter columns the pass cached for the current row group (handed to `fromCache`). */
   private var cachedColumns: Map[Int, PredicateCache.Column] = Map.empty
-  /** Per present column: the cached filter column that gives its values in this row group, or null
-    * (the column has a reader). */
-  private var fromCache: Array[PredicateCache.Column] = Array.empty
-  /** Row-group row of each row of the current batch (filled only when some column comes from the cache). */
-  private lazy val rowOf = new Array[Int](capacity)
-  /** Whether the current row group's output-only columns are decoded for surviving rows only. */
-  private var materializing = false
+  /** The read loops of the current row group, over the present columns' vectors. */
+  private val batches = new RowGroupBatches(capacity, presentColumns.map(dataVectors), metrics)
 
   private var nextBlock = 0
-  /** Rows the current row group still yields (selected rows when `cursor` is set). */
+  /** Rows the current row group still yields (its selected rows, when it has a selection). */
   private var rowsLeftInGroup = 0L
-  /** The current row group's selection walk; null when every row is read. */
-  private var cursor: SelectionCursor = _
-  private var readers: Array[ColumnReader] = Array.empty
-  /** The page source of each reader, for page counts. */
-  private var opened: Array[PageSource] = Array.empty
-  /** Whether the offset index gave the page count of each source's chunk. */
-  private var sourcePagesKnown: Array[Boolean] = Array.empty
   private var closed = false
 
   /** The task's SQL conf, made current (`withExistingConf`) around every call: each column vector
@@ -139,105 +127,12 @@ final class FileBatchReader(
   private def nextBatch(): ColumnarBatch = {
     if (!hasNextBatch()) throw new NoSuchElementException(s"no more batches in ${file.path}")
     val start = System.nanoTime()
-    var k = 0
-    while (k < presentColumns.length) { dataVectors(presentColumns(k)).reset(); k += 1 }
-    val n = guarded {
-      if (cursor == null) readAll()
-      else if (selectedWords != null) readCachedOnly()
-      else readSelected()
-    }
+    val n = guarded { batches.next(rowsLeftInGroup) }
     batch.setNumRows(n)
     rowsLeftInGroup -= n
     metrics.scanTimeNs += System.nanoTime() - start
     batch
   }
-
-  /** The next rows of a row group read whole. */
-  private def readAll(): Int = {
-    val n = math.min(capacity.toLong, rowsLeftInGroup).toInt
-    var k = 0
-    while (k < presentColumns.length) {
-      column = k
-      readers(k).read(n, dataVectors(presentColumns(k)))
-      k += 1
-    }
-    column = -1
-    metrics.valuesDecoded += n.toLong * presentColumns.length
-    n
-  }
-
-  /** The next batch of selected rows: every column with a reader follows the same cursor steps;
-    * columns the filter-first pass cached are copied from the cache for the batch's rows. */
-  private def readSelected(): Int = {
-    if (!cursor.nextBatch()) throw new IllegalStateException(s"selection of ${file.path} ended early")
-    val track = cachedCount > 0
-    var out = 0
-    var step = cursor.next()
-    while (step != SelectionCursor.End) {
-      var k = 0
-      if (step == SelectionCursor.Read) {
-        val n = cursor.stepRows.toInt
-        while (k < presentColumns.length) {
-          column = k
-          if (readers(k) != null) readers(k).read(n, dataVectors(presentColumns(k)), out)
-          k += 1
-        }
-        if (track) {
-          val start = cursor.stepStart.toInt
-          var r = 0
-          while (r < n) { rowOf(out + r) = start + r; r += 1 }
-        }
-        out += n
-      } else {
-        val n = cursor.stepRows
-        while (k < presentColumns.length) { column = k; if (readers(k) != null) readers(k).skip(n); k += 1 }
-      }
-      step = cursor.next()
-    }
-    column = -1
-    if (track) {
-      var k = 0
-      while (k < presentColumns.length) {
-        val c = fromCache(k)
-        if (c != null) {
-          c.copyTo(rowOf, out, dataVectors(presentColumns(k)))
-        }
-        k += 1
-      }
-    }
-    metrics.valuesDecoded += out.toLong * (presentColumns.length - cachedCount)
-    if (materializing) metrics.rowsMaterialized += out
-    out
-  }
-
-  /** When every column of the current row group comes from the cache: its selection's mask words,
-    * walked bit by bit instead of run by run (no reader follows the walk); null otherwise. */
-  private var selectedWords: Array[Long] = _
-  /** The next row of `selectedWords` to look at. */
-  private var nextRow = 0L
-
-  /** The next batch of selected rows when every column comes from the cache: the rows are the next
-    * set bits of the selection, and each column copies them from the cache. */
-  private def readCachedOnly(): Int = {
-    val limit = math.min(capacity.toLong, rowsLeftInGroup).toInt
-    val words = selectedWords
-    var w = (nextRow >>> 6).toInt
-    var word = words(w) & (-1L << (nextRow & 63))
-    var out = 0
-    while (out < limit) {
-      while (word == 0) { w += 1; word = words(w) }
-      rowOf(out) = (w << 6) + java.lang.Long.numberOfTrailingZeros(word)
-      word &= word - 1
-      out += 1
-    }
-    nextRow = rowOf(out - 1) + 1L
-    var k = 0
-    while (k < presentColumns.length) { fromCache(k).copyTo(rowOf, out, dataVectors(presentColumns(k))); k += 1 }
-    out
-  }
-
-  /** Columns of the current row group that come from the cache. */
-  private var cachedCount = 0
 
   /** The fetches of the current row group's stages, released when it is done. */
   private var stageFetches: List[FetchingStream.Fetch] = Nil
@@ -266,8 +161,8 @@ final class FileBatchReader(
       whole: Boolean): Stage = {
     val all = leaves(p, presentColumns.toSeq)
     val few = p.selection.isDefined && sources.cost(block, p, all)._2 <= settings.singleStageMaxBytes
-    if (filters.isEmpty || whole || few) Stage(all, if (few) spread else FetchingStream.Spread.No)
-    else Stage(leaves(p, filters.keys), FetchingStream.Spread.No)
+    if (filters.isEmpty || whole || few) new Stage(all, if (few) spread else FetchingStream.Spread.No)
+    else new Stage(leaves(p, filters.keys), FetchingStream.Spread.No)
   }
 
   /** How a row group's few candidate pages are cut into parallel pieces: each its own call when
@@ -279,7 +174,7 @@ final class FileBatchReader(
     if (pruner != null && pruner.keptByStatistics <= 1) FetchingStream.Spread.Apart else FetchingStream.Spread.Merged
 
   /** A fetch's columns (requested column, leaf, fetch), and how its requests are spread. */
-  private final case class Stage(columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], cut: FetchingStream.Spread) {
+  private final class Stage(val columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], cut: FetchingStream.Spread) {
     def fetch(block: BlockMetaData, p: RowGroupPlan): FetchingStream.Fetch = sources.fetch(block, p, columns, cut)
   }
 
@@ -351,6 +246,7 @@ final class FileBatchReader(
     metrics.rowGroupsTotal += 1
     if (block.getRowCount == 0) return
     refetch = Map.empty
+    var materializing = false
     val decision: RowGroupDecision = ahead.remove(blockIndex) match {
       case Some((d, f)) => stageFetches ::= f; d
       case None => guarded { decide(block, blockIndex) }
@@ -387,12 +283,10 @@ final class FileBatchReader(
     val rest = leaves(rowGroup, presentColumns.filter(i => !cachedColumns.contains(i) && !refetch.contains(i)))
     val few = rowGroup.selection.isDefined && sources.cost(block, rowGroup, rest)._2 <= settings.singleStageMaxBytes
     stageFetches ::= sources.fetch(block, rowGroup, rest, if (few) spread else FetchingStream.Spread.No)
-    guarded {
-      opened = new Array[PageSource](presentColumns.length)
-      sourcePagesKnown = new Array[Boolean](presentColumns.length)
-      fromCache = presentColumns.map(i => cachedColumns.getOrElse(i, null))
-      cachedCount = fromCache.count(_ != null)
-      readers = presentColumns.indices.toArray.map { k =>
+    val fromCache = presentColumns.map(i => cachedColumns.getOrElse(i, null))
+    val readers = guarded {
+      batches.prepare(presentColumns.length)
+      presentColumns.indices.toArray.map { k =>
         val i = presentColumns(k)
         val ColumnPlan.Present(descriptor, sparkType, options) = plan.columns(i): @unchecked
         val fetch = rowGroup.fetches(i)
@@ -401,8 +295,7 @@ final class FileBatchReader(
         if (fromCache(k) != null) null // copied from the predicate cache
         else {
           val pages = refetch.get(i).fold(sources.open(block, rowGroup, i, descriptor, fetch))(_.reopen())
-          opened(k) = pages
-          sourcePagesKnown(k) = fetch.isDefined
+          batches.opening(k, pages, fetch.isDefined)
           ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
             options.copy(preserveDictionary = settings.preserveDictionary), rowGroup.dictionaries.get(i).map(_.dictionary))
         }
@@ -410,24 +303,10 @@ final class FileBatchReader(
     }
     refetch = Map.empty
     cachedColumns = Map.empty
-    rowGroup.selection match {
-      case Some(selection) =>
-        cursor = new SelectionCursor(selection, SelectionStrategy.Selectors, capacity)
-        if (cachedCount == presentColumns.length && presentColumns.nonEmpty && selection.selectedCount > 0) {
-          selectedWords = selection.toMask.toWords
-          nextRow = 0L
-        }
-        rowsLeftInGroup = selection.selectedCount
-      case None =>
-        rowsLeftInGroup = block.getRowCount
-    }
+    rowsLeftInGroup = batches.start(readers, fromCache, rowGroup.selection, block.getRowCount, materializing)
     metrics.rowGroupsRead += 1
     prefetchNext()
   }
-
-  /** The present column (index into `presentColumns`) whose reader is running, -1 between them:
-    * names the column (and its current page) when a reader fails unexpectedly. */
-  private var column = -1
 
   /** Runs `body`, giving unexpected failures a message that names the file, the row group and,
     * when a column reader was running, the column and its current page. (Malformed input is a
@@ -435,42 +314,23 @@ final class FileBatchReader(
   private def guarded[T](body: => T): T = {
     try body
     catch {
-      case e: IOException => column = -1; throw e
-      case e: SparkThrowable => column = -1; throw e
+      case e: IOException => batches.clearRunning(); throw e
+      case e: SparkThrowable => batches.clearRunning(); throw e
       case NonFatal(e) =>
         val rg = if (nextBlock > 0) file.rowGroupIndex(nextBlock - 1) else 0 // the file's index, as ChunkContext
+        val column = batches.runningColumn
         val where =
           if (column < 0 || column >= presentColumns.length) ""
-          else {
-            val name = settings.requiredSchema(presentColumns(column)).name
-            val page = if (column < opened.length && opened(column) != null) s", ${opened(column).describeCurrentPage}" else ""
-            s", column $name$page"
-          }
-        column = -1
+          else s", column ${settings.requiredSchema(presentColumns(column)).name}${batches.runningPage}"
+        batches.clearRunning()
         throw new IOException(s"lmspark could not read ${file.path} (row group $rg$where): $e", e)
     }
   }
 
   private def closeReaders(): Unit = {
-    // A chunk without an offset index counts the data pages it read toward the total. Sources read
-    // window by window as the batches go: what they read is counted once they are done.
-    opened.indices.foreach { k =>
-      if (opened(k) != null) {
-        metrics.pagesRead += opened(k).dataPagesRead
-        metrics.bytesRead += opened(k).bytesRead
-        if (!sourcePagesKnown(k)) metrics.pagesTotal += opened(k).dataPagesRead
-      }
-    }
-    readers.foreach(r => if (r != null) r.close())
+    batches.finish()
     stageFetches.foreach(_.release())
     stageFetches = Nil
-    readers = Array.empty
-    opened = Array.empty
-    fromCache = Array.empty
-    cachedCount = 0
-    materializing = false
-    cursor = null
-    selectedWords = null
     cache.clear()
   }
 
