@@ -84,12 +84,27 @@ object LmConf {
       v
     }))
 
-  private def long(key: String, default: Long, category: String, doc: String, min: Long): Entry[Long] =
-    register(Entry(key, default, doc, category, s"an integer of at least $min")(s => {
-      val v = try s.toLong catch { case _: NumberFormatException => throw new IllegalArgumentException("expected an integer") }
-      if (v < min) throw new IllegalArgumentException(s"must be at least $min")
+  /** A size in bytes, as Spark's own size flags take it: a plain number of bytes, or one with a unit
+    * (`64k`, `8m`, `1g`; Spark's `JavaUtils.byteStringAsBytes`). */
+  private def bytes(key: String, default: Long, category: String, doc: String, min: Long): Entry[Long] =
+    register(Entry(key, default, doc, category, s"a size in bytes of at least $min (a number, or with a unit: 64k, 8m, 1g)")(s => {
+      val v = try org.apache.spark.network.util.JavaUtils.byteStringAsBytes(s)
+      catch { case e: NumberFormatException => throw new IllegalArgumentException(s"expected a size in bytes (${e.getMessage})") }
+      if (v < min) throw new IllegalArgumentException(s"must be at least $min bytes")
       v
     }))
+
+  /** As [[bytes]], for sizes an array index holds (at most 1 GiB). */
+  private def intBytes(key: String, default: Int, category: String, doc: String, min: Int): Entry[Int] = {
+    val parse = (s: String) => {
+      val v = try org.apache.spark.network.util.JavaUtils.byteStringAsBytes(s)
+      catch { case e: NumberFormatException => throw new IllegalArgumentException(s"expected a size in bytes (${e.getMessage})") }
+      if (v < min) throw new IllegalArgumentException(s"must be at least $min bytes")
+      if (v > (1L << 30)) throw new IllegalArgumentException("must be at most 1g")
+      v.toInt
+    }
+    register(Entry(key, default, doc, category, s"a size in bytes between $min and 1g (a number, or with a unit: 64k, 8m)")(parse))
+  }
 
   /** A string that must be one of `choices` (case-insensitive); the value is kept in lower case. */
   private def choice(key: String, default: String, category: String, doc: String, choices: Seq[String]): Entry[String] =
@@ -117,7 +132,7 @@ object LmConf {
       "uses a mask; 0 never does. The default is where the two strategies' costs cross on our PLAIN and " +
       "RLE_DICTIONARY decoders (`make bench-selection`, benchmarks/selection/).", min = 0)
 
-  val IO_MAX_COALESCE_GAP: Entry[Int] = int("spark.lmspark.io.maxCoalesceGap", default = 1 << 20, "io",
+  val IO_MAX_COALESCE_GAP: Entry[Int] = intBytes("spark.lmspark.io.maxCoalesceGap", default = 1 << 20, "io",
     "Largest gap in bytes between two needed byte ranges (pages of a chunk, or the chunks, pages and " +
       "metadata one read stage fetches) that is read through rather than split into two requests. A stage " +
       "fetched in one vectored read, whose ranges go out in parallel, reads through at most 128 KiB.", min = 0)
@@ -128,7 +143,7 @@ object LmConf {
       "system merges and runs in parallel (S3A, ABFS, GCS, local NIO). Off, or on a stream without vectored " +
       "reads (Spark 3.5's Hadoop), each merged range is one positioned read.")
 
-  val IO_PREFETCH_MAX_BYTES: Entry[Long] = long("spark.lmspark.io.prefetch.maxBytes", default = 64L << 20, "io",
+  val IO_PREFETCH_MAX_BYTES: Entry[Long] = bytes("spark.lmspark.io.prefetch.maxBytes", default = 64L << 20, "io",
     "Most bytes a task holds fetched ahead of need (a stage's ranges, and the next row group's first " +
       "stage while the current one decodes). Ranges past it are read when needed; 0 fetches nothing ahead. " +
       "Files on the local file system (file:) are never fetched ahead.", min = 0L)
@@ -137,20 +152,20 @@ object LmConf {
     "Most requests (merged ranges) fetched for the next row group while the current one decodes; a " +
       "next row group needing more is fetched when it is reached. 0 turns that prefetch off.", min = 0)
 
-  val IO_FOOTER_TAIL_BYTES: Entry[Int] = int("spark.lmspark.io.footerTailBytes", default = 256 << 10, "io",
+  val IO_FOOTER_TAIL_BYTES: Entry[Int] = intBytes("spark.lmspark.io.footerTailBytes", default = 256 << 10, "io",
     "Bytes read from a file's end in one request to get its footer; a longer footer takes one more.", min = 8)
 
-  val IO_SINGLE_STAGE_MAX_BYTES: Entry[Long] = long("spark.lmspark.io.singleStageMaxBytes", default = 8L << 20, "io",
+  val IO_SINGLE_STAGE_MAX_BYTES: Entry[Long] = bytes("spark.lmspark.io.singleStageMaxBytes", default = 8L << 20, "io",
     "A row group read filter-first whose candidate pages (after page-index pruning) weigh at most this " +
       "many bytes over all its columns is fetched in one round trip, not one for the filtered columns and " +
       "one for the rest. 0 always fetches by stage.", min = 0L)
 
-  val IO_MAX_REQUEST_BYTES: Entry[Long] = long("spark.lmspark.io.maxRequestBytes", default = 8L << 20, "io",
+  val IO_MAX_REQUEST_BYTES: Entry[Long] = bytes("spark.lmspark.io.maxRequestBytes", default = 8L << 20, "io",
     "Largest single read request: a fetched range longer than this (whole row groups read ahead, large " +
       "chunks) is cut into requests of at most this size, which the file system runs side by side (S3A " +
       "runs up to fs.s3a.vectored.active.ranged.reads at once).", min = 1L << 16)
 
-  val METADATA_CACHE_MAX_BYTES: Entry[Long] = long("spark.lmspark.metadataCache.maxBytes", default = 128L << 20, "io",
+  val METADATA_CACHE_MAX_BYTES: Entry[Long] = bytes("spark.lmspark.metadataCache.maxBytes", default = 128L << 20, "io",
     "Bytes (estimated heap) of parsed metadata each executor keeps across tasks and queries: footers, page " +
       "indexes, bloom filters and the dictionaries pruning decodes, keyed by file path, length and " +
       "modification time (a rewritten file is read anew), least recently used dropped first. A repeated " +
@@ -200,7 +215,7 @@ object LmConf {
     "Evaluate filters on dictionary-encoded batches once per dictionary entry, then test each row's id " +
       "against the resulting bitmap, instead of comparing every row's value.")
 
-  val PREDICATE_CACHE_MAX_BYTES: Entry[Long] = long("spark.lmspark.predicateCache.maxBytes", default = 64L << 20, "pipeline",
+  val PREDICATE_CACHE_MAX_BYTES: Entry[Long] = bytes("spark.lmspark.predicateCache.maxBytes", default = 64L << 20, "pipeline",
     "Per task, the most bytes of filter-column values kept (those of the rows that passed the column's " +
       "filters, or a whole decoded batch when at least half of it passed; dictionary ids where the pages " +
       "were dictionary-encoded) so that the output reuses them " +

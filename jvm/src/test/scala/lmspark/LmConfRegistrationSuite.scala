@@ -47,6 +47,19 @@ class LmConfRegistrationSuite extends AnyFunSuite with LmSparkSession {
     }
   }
 
+  test("size flags take Spark's size strings, and plain numbers as bytes") {
+    val k = LmConf.METADATA_CACHE_MAX_BYTES
+    val n = 1 + rnd.nextInt(900)
+    for ((text, bytes) <- Seq(s"${n}m" -> (n.toLong << 20), s"${n}k" -> (n.toLong << 10), n.toString -> n.toLong,
+        s"${n}MB" -> (n.toLong << 20)))
+      withConf(k.key -> text) { assert(k.get(spark.sessionState.conf) == bytes, text) }
+    withConf(LmConf.IO_MAX_COALESCE_GAP.key -> s"${n}k") {
+      assert(LmConf.IO_MAX_COALESCE_GAP.get(spark.sessionState.conf) == n << 10)
+    }
+    intercept[IllegalArgumentException](spark.conf.set(LmConf.IO_MAX_COALESCE_GAP.key, "2g"))
+    intercept[IllegalArgumentException](spark.conf.set(LmConf.IO_MAX_REQUEST_BYTES.key, "1k")) // below its 64 KiB
+  }
+
   test("an unknown spark.lmspark key is accepted with one warning naming the closest flag") {
     val typos = Seq("spark.lmspark.batchsize" -> LmConf.BATCH_SIZE.key,
       "spark.lmspark.lateMaterialisation.enabled" -> LmConf.LATE_MATERIALIZATION.key)
