@@ -1,0 +1,271 @@
+package lmspark.column
+
+import org.apache.parquet.column.ColumnDescriptor
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector
+
+import lmspark.decode._
+import lmspark.io.{DataPageV1, DataPageV2, PageSource}
+
+/** The levels of the records a [[NestedLeafReader]] read: one entry per level pair, in order
+  * (`rep(i)`, `defs(i)` for `i < size`), and `slots`, the vector rows written. Grows as needed;
+  * [[clear]] empties it for the next batch. */
+final class NestedLevels(initial: Int = 1024) {
+  var rep: Array[Int] = new Array[Int](initial)
+  var defs: Array[Int] = new Array[Int](initial)
+  var size: Int = 0
+  var slots: Int = 0
+
+  def clear(): Unit = { size = 0; slots = 0 }
+
+  private[column] def reserve(n: Int): Unit = if (size + n > rep.length) {
+    val cap = math.max(size + n, rep.length * 2)
+    rep = java.util.Arrays.copyOf(rep, cap)
+    defs = java.util.Arrays.copyOf(defs, cap)
+  }
+}
+
+/** The reader of one leaf below a repeated field or an optional group (max repetition level above 0,
+  * or max definition level above 1) of one row group, on the shared page loop ([[LeafPageLoop]]).
+  * It keeps the repetition and definition levels, and counts records (rows of the row group) by
+  * repetition level 0, so that row selections stay in rows: `readRecords(n)` and `skipRecords(n)`
+  * take whole records.
+  *
+  * Values go into a vector at slots: every level entry whose definition level is at least
+  * `slotDef` has a slot (the leaf's place in its innermost list, or in its row when no field above
+  * repeats), null unless its definition level is the maximum; entries below `slotDef` (an empty or
+  * null list, or a null group above it) have none.
+  *
+  * Page boundaries: a v2 page, and any page of a chunk with an offset index, starts at a record
+  * boundary (the spec requires it), so such a page ends its last record and can be skipped whole by
+  * its row count (v2 `num_rows`, or the offset index's); a v1 page without one may continue the
+  * previous page's record, so its levels are decoded to count records. A page that starts inside a
+  * record where the spec forbids it, levels above their maximum, a v2 page whose `num_rows`
+  * disagrees with its levels, or more records than the row group holds, is an error naming the page.
+  *
+  * Invariants: `at <= entries` (the current page's decoded levels, consumed up to `at`);
+  * `pageRemaining == entries - at`; `open` when the last entry consumed belongs to a record not yet
+  * known to be complete; `rowsConsumed` counts complete records (plus the open one once it ends). */
+final class NestedLeafReader(
+    descriptor: ColumnDescriptor,
+    source: PageSource,
+    records: Long,
+    writer: VectorWriter,
+    slotDef: Int,
+    preloaded: Dictionary = null)
+    extends LeafPageLoop(descriptor, source, records) {
+
+  private[this] val maxDef = descriptor.getMaxDefinitionLevel
+  private[this] val maxRep = descriptor.getMaxRepetitionLevel
+  private[this] val defWidth = 32 - Integer.numberOfLeadingZeros(maxDef)
+  private[this] val repWidth = 32 - Integer.numberOfLeadingZeros(maxRep)
+  require(slotDef >= 0 && slotDef <= maxDef, s"slot definition level $slotDef outside [0, $maxDef] (${ctx.columnPath})")
+
+  private[this] var repLv = new Array[Int](1024)
+  private[this] var defLv = new Array[Int](1024)
+  /** Level entries of the current page, and how many were consumed. */
+  private[this] var entries = 0
+  private[this] var at = 0
+  /** The current page ends at a record boundary (a v2 page, or the chunk has an offset index). */
+  private[this] var aligned = false
+  /** The last entry consumed belongs to a record not yet known to be complete (only inside a walk). */
+  private[this] var open = false
+
+  if (preloaded != null) install(preloaded)
+
+  /** Records of the row group not yet read or skipped. */
+  def recordsLeft: Long = rowCount - rowsConsumed
+
+  /** Reads the next `n` records: appends their levels to `out`, and their slots to `vector` from
+    * row `out.slots` on (reserving room as needed; `out.slots` grows by the slots written). */
+  def readRecords(n: Int, out: NestedLevels, vector: WritableColumnVector): Unit = {
+    if (n < 0) throw new IllegalArgumentException(s"negative record count $n")
+    if (n > recordsLeft) throw ctx.error(s"cannot read $n records: only $recordsLeft of $rowCount remain")
+    try { walk(n, out, vector); if (recordsLeft == 0) checkEnd() }
+    catch translate
+  }
+
+  /** Skips the next `n` records: whole pages by their row count where it is known (pages pruned by
+    * the page index, v2 pages, pages of a chunk with an offset index), other pages by their levels. */
+  def skipRecords(n: Long): Unit = {
+    if (n < 0) throw new IllegalArgumentException(s"negative record count $n")
+    if (n > recordsLeft) throw ctx.error(s"cannot skip $n records: only $recordsLeft of $rowCount remain")
+    try { walk(n, null, null); if (recordsLeft == 0) checkEnd() }
+    catch translate
+  }
+
+  /** Reads (`out` non-null) or skips entries until `n` more records are complete. A record is
+    * complete at the next repetition level 0, at the end of an aligned page, or at the chunk's end. */
+  private def walk(n: Long, out: NestedLevels, vector: WritableColumnVector): Unit = {
+    var left = n
+    while (left > 0) {
+      if (at == entries) {
+        if (open && aligned) { complete(); left -= 1 }
+        else {
+          val skipped = nextPage(if (out == null) left else 0L)
+          if (skipped < 0) { // the chunk's end
+            if (!open) throw noMorePages()
+            complete(); left -= 1
+          } else left -= skipped
+        }
+      } else {
+        var i = at
+        var done = 0L
+        var o = open
+        var go = true
+        while (go && i < entries) {
+          if (repLv(i) == 0) {
+            if (o) { done += 1; if (done == left) go = false }
+            if (go) {
+              if (rowsConsumed + done >= rowCount)
+                throw pages.error(s"the chunk holds more records than the row group's $rowCount rows")
+              o = true
+              i += 1
+            }
+          } else if (!o) throw pages.error(s"repetition level ${repLv(i)} where no record is open (level entry $i)")
+          else i += 1
+        }
+        if (out != null) take(at, i, out, vector) else values.skip(present(at, i))
+        at = i
+        pageRemaining = entries - at
+        open = go && o
+        rowsConsumed += done
+        left -= done
+      }
+    }
+  }
+
+  /** The open record is complete. */
+  private def complete(): Unit = { open = false; rowsConsumed += 1 }
+
+  /** Moves to the next data page and decodes its levels; with `skippable` above 0 and no record open,
+    * first skips whole pages whose known row count fits it. Returns the records skipped whole, or
+    * -1 at the chunk's end (no page loaded). */
+  private def nextPage(skippable: Long): Long = {
+    var skipped = 0L
+    while (true) {
+      if (!nextDataPageHeader()) return if (skipped > 0) skipped else -1L
+      val rows = knownRows
+      if (!open && rows >= 0 && rows <= skippable - skipped) {
+        pages.skipPage()
+        rowsConsumed += rows
+        skipped += rows
+        if (skipped == skippable) return skipped
+      } else {
+        if (pages.currentPageIsPruned) throw intoPrunedPage("a read or partial skip", math.max(rows, 0))
+        loadCurrentPage()
+        return skipped
+      }
+    }
+    skipped
+  }
+
+  /** The current page's rows when known without decoding it: a pruned page's or an indexed page's
+    * per the offset index, a v2 page's `num_rows`; else -1. */
+  private def knownRows: Int =
+    if (pages.currentPageIsPruned) pages.currentPageRows
+    else if (pages.currentPageIndexRows >= 0) pages.currentPageIndexRows
+    else if (pages.currentPageType == org.apache.parquet.format.PageType.DATA_PAGE_V2) pages.currentPageRows
+    else -1
+
+  /** Entries `[from, until)` with a value (definition level at its maximum). */
+  private def present(from: Int, until: Int): Int = {
+    var c = 0
+    var i = from
+    while (i < until) { if (defLv(i) == maxDef) c += 1; i += 1 }
+    c
+  }
+
+  /** Appends entries `[from, until)` to `out` and writes their slots: values, nulls, or none. */
+  private def take(from: Int, until: Int, out: NestedLevels, vector: WritableColumnVector): Unit = {
+    val k = until - from
+    out.reserve(k)
+    System.arraycopy(repLv, from, out.rep, out.size, k)
+    System.arraycopy(defLv, from, out.defs, out.size, k)
+    out.size += k
+    var slot = out.slots
+    vector.reserve(slot + k)
+    var i = from
+    while (i < until) {
+      val d = defLv(i)
+      var j = i + 1
+      if (d == maxDef) {
+        while (j < until && defLv(j) == maxDef) j += 1
+        writer.write(values, j - i, vector, slot)
+        slot += j - i
+      } else if (d >= slotDef) {
+        while (j < until && defLv(j) >= slotDef && defLv(j) < maxDef) j += 1
+        vector.putNulls(slot, j - i)
+        slot += j - i
+      } else while (j < until && defLv(j) < slotDef) j += 1
+      i = j
+    }
+    out.slots = slot
+  }
+
+  private def loadCurrentPage(): Unit = {
+    val indexRows = pages.currentPageIndexRows
+    pages.readDataPage() match {
+      case p: DataPageV1 =>
+        levelsFor(p.numValues)
+        var off = p.offset
+        if (maxRep > 0) {
+          v1Levels(p, off, p.repetitionLevelEncoding, repWidth, repetition = true).readInts(entries, repLv, 0)
+          off = levelsEnd
+        } else java.util.Arrays.fill(repLv, 0, entries, 0)
+        v1Levels(p, off, p.definitionLevelEncoding, defWidth, repetition = false).readInts(entries, defLv, 0)
+        off = levelsEnd
+        aligned = indexRows >= 0
+        check(indexRows, -1)
+        initValues(p.valueEncoding, p.bytes, off, p.offset + p.length - off, present(0, entries))
+      case p: DataPageV2 =>
+        levelsFor(p.numValues)
+        if (maxRep > 0) v2Levels(p.levelBytes, p.levelOffset, p.repLevelsLength, repWidth, repetition = true)
+          .readInts(entries, repLv, 0)
+        else java.util.Arrays.fill(repLv, 0, entries, 0)
+        v2Levels(p.levelBytes, p.levelOffset + p.repLevelsLength, p.defLevelsLength, defWidth, repetition = false)
+          .readInts(entries, defLv, 0)
+        aligned = true
+        check(if (indexRows >= 0) indexRows else p.numRows, p.numNulls)
+        initValues(p.valueEncoding, p.valueBytes, p.valueOffset, p.valueLength, entries - p.numNulls)
+    }
+    at = 0
+    pageRemaining = entries
+  }
+
+  private def levelsFor(n: Int): Unit = {
+    if (n < 0) throw pages.error(s"data page has negative num_values $n")
+    if (repLv.length < n) { repLv = new Array[Int](math.max(n, repLv.length * 2)); defLv = new Array[Int](repLv.length) }
+    entries = n
+  }
+
+  /** Checks the current page's levels: within their maxima, a first entry that starts a record where
+    * the page must start one (`aligned`) or no record is open, `rows` records when known (>= 0) and
+    * `nulls` entries below the maximum definition level when known (>= 0). */
+  private def check(rows: Int, nulls: Int): Unit = {
+    var starts = 0
+    var below = 0
+    var i = 0
+    while (i < entries) {
+      val r = repLv(i)
+      val d = defLv(i)
+      if (r < 0 || r > maxRep) throw pages.error(s"repetition level $r outside [0, $maxRep] (level entry $i)")
+      if (d < 0 || d > maxDef) throw pages.error(s"definition level $d outside [0, $maxDef] (level entry $i)")
+      if (r == 0) starts += 1
+      if (d < maxDef) below += 1
+      i += 1
+    }
+    if (entries > 0 && repLv(0) != 0) {
+      if (aligned)
+        throw pages.error(s"page starts inside a record (repetition level ${repLv(0)}), but pages must start at " +
+          "record boundaries in a chunk with an offset index and in v2 pages")
+      if (!open) throw pages.error(s"page starts inside a record (repetition level ${repLv(0)}) but no record is open")
+    }
+    if (rows >= 0 && starts != rows)
+      throw pages.error(s"data page holds $starts records per its repetition levels, but its header or offset index says $rows")
+    if (nulls >= 0 && below != nulls)
+      throw pages.error(s"data page v2 has num_nulls $nulls but its definition levels hold $below")
+    if (rowsConsumed + (if (open) 1 else 0) + starts > rowCount)
+      throw pages.error(s"data page starts $starts records but only ${rowCount - rowsConsumed - (if (open) 1 else 0)} " +
+        s"of the row group's $rowCount rows remain")
+  }
+}
