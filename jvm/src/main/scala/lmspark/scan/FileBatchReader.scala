@@ -134,109 +134,12 @@ final class FileBatchReader(
     batch
   }
 
-  /** The fetches of the current row group's stages, released when it is done. */
-  private var stageFetches: List[FetchingStream.Fetch] = Nil
-  /** Row groups (by split index) decided ahead, with the fetch of their first stage. */
-  private val ahead = scala.collection.mutable.Map.empty[Int, (RowGroupDecision, FetchingStream.Fetch)]
-
-  private def decide(block: BlockMetaData, blockIndex: Int): RowGroupDecision =
-    if (pruner == null) RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, block.getRowCount, plan.columns.length))
-    else pruner.decide(block, blockIndex)
-
-  /** `cols` (requested-column indexes) of `p` that the file has, with their leaf and fetch. */
-  private def leaves(p: RowGroupPlan, cols: Iterable[Int]): Seq[(Int, ColumnDescriptor, Option[ColumnFetch])] =
-    cols.toSeq.sorted.flatMap(i => plan.columns(i) match {
-      case ColumnPlan.Present(d, _, _) => Some((i, d, p.fetches(i)))
-      case ColumnPlan.Missing => None
-    })
+  /** The row groups' I/O stages and what is fetched ahead. */
+  private val stages = new RowGroupStages(file, plan, settings, sources, pruner, presentColumns)
 
   /** The single-column filters of `p` when late materialization may read it filter-first. */
   private def filtersOf(p: RowGroupPlan): Map[Int, Predicate] =
     if (settings.lateMaterialization && p.residual != Predicate.True) pass.filtersOf(p.residual) else Map.empty
-
-  /** The columns a row group's first fetch takes: all of them when it is decoded whole, or when
-    * the page index left few candidate pages (`singleStageMaxBytes` over all columns: one round trip
-    * instead of two, its requests [[spread]]); else the filtered columns. */
-  private def firstStage(block: BlockMetaData, p: RowGroupPlan, filters: Map[Int, Predicate],
-      whole: Boolean): Stage = {
-    val all = leaves(p, presentColumns.toSeq)
-    val few = p.selection.isDefined && sources.cost(block, p, all)._2 <= settings.singleStageMaxBytes
-    if (filters.isEmpty || whole || few) new Stage(all, if (few) spread else FetchingStream.Spread.No)
-    else new Stage(leaves(p, filters.keys), FetchingStream.Spread.No)
-  }
-
-  /** How a row group's few candidate pages are cut into parallel pieces: each its own call when
-    * statistics leave the split at most one row group, so that its fetch is all the task waits for
-    * (a point lookup); otherwise in one call, where the connector merges adjacent pieces back up to
-    * its largest request (the next row group's fetch overlaps this one's decoding, and more pieces
-    * would mostly add requests). */
-  private lazy val spread: FetchingStream.Spread =
-    if (pruner != null && pruner.keptByStatistics <= 1) FetchingStream.Spread.Apart else FetchingStream.Spread.Merged
-
-  /** A fetch's columns (requested column, leaf, fetch), and how its requests are spread. */
-  private final class Stage(val columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], cut: FetchingStream.Spread) {
-    def fetch(block: BlockMetaData, p: RowGroupPlan): FetchingStream.Fetch = sources.fetch(block, p, columns, cut)
-  }
-
-  /** Fetches ahead while the current row group decodes: the next one decided and its first stage
-    * ([[firstStage]], whole when the split's row groups have been decoded whole lately), within
-    * `prefetchMaxRequests` requests and the bytes a task may hold. A failed decision is left for
-    * its turn, which fails the same way. */
-  private def prefetchNext(): Unit =
-    if (settings.prefetchMaxRequests > 0 && file.stream.maxBytes > 0) { if (pruner == null) prefetchWhole() else prefetchOne() }
-
-  /** Without a predicate every row group is read whole: the following row groups not fetched yet
-    * are fetched together, in one call with their ranges merged, as many as the request and byte
-    * bounds allow (so a full scan takes a few large reads, not one per row group); the bytes are
-    * released when the last of them is done. */
-  private def prefetchWhole(): Unit = {
-    var j = nextBlock
-    while (ahead.contains(j)) j += 1
-    val room = file.stream.maxBytes - file.stream.bytesHeld
-    val picked = scala.collection.mutable.ArrayBuffer.empty[(Int, RowGroupPlan, Seq[lmspark.io.ByteRange])]
-    var requests = 0
-    var bytes = 0L
-    var more = true
-    while (more && j < blocks.size()) {
-      val block = blocks.get(j)
-      if (block.getRowCount > 0) {
-        val p = RowGroupPlan.whole(j, block.getRowCount, plan.columns.length)
-        val cols = leaves(p, presentColumns.toSeq)
-        val (r, b) = sources.cost(block, p, cols)
-        if (requests + r <= settings.prefetchMaxRequests && bytes + b <= room) {
-          picked += ((j, p, sources.ranges(block, p, cols)))
-          requests += r
-          bytes += b
-        } else more = false
-      }
-      if (more) j += 1
-    }
-    if (picked.nonEmpty) {
-      // One set of ranges, merged across row groups too; released with the last of them.
-      val fetch = file.stream.fetch(picked.flatMap(_._3).toSeq, settings.maxCoalesceGap)
-      val last = picked.last._1
-      picked.foreach { case (i, p, _) => ahead(i) = (RowGroupDecision.Read(p), if (i == last) fetch else FetchingStream.Fetch.Empty) }
-    }
-  }
-
-  /** The next row group, decided now, and its first stage fetched ([[firstStage]]). */
-  private def prefetchOne(): Unit = {
-    if (nextBlock >= blocks.size() || ahead.contains(nextBlock)) return
-    val block = blocks.get(nextBlock)
-    if (block.getRowCount == 0) return
-    val decision = try decide(block, nextBlock) catch { case NonFatal(_) => return }
-    val fetch = decision match {
-      case RowGroupDecision.Read(p) =>
-        val filters = filtersOf(p)
-        val first = firstStage(block, p, filters, whole = filters.nonEmpty && lm.likelyWhole(filters.keys, outputOnly))
-        val (requests, bytes) = sources.cost(block, p, first.columns)
-        if (requests <= settings.prefetchMaxRequests && bytes <= file.stream.maxBytes - file.stream.bytesHeld)
-          first.fetch(block, p)
-        else FetchingStream.Fetch.Empty
-      case _ => FetchingStream.Fetch.Empty
-    }
-    ahead(nextBlock) = (decision, fetch)
-  }
 
   private def openNextRowGroup(): Unit = {
     closeReaders()
@@ -247,10 +150,7 @@ final class FileBatchReader(
     if (block.getRowCount == 0) return
     refetch = Map.empty
     var materializing = false
-    val decision: RowGroupDecision = ahead.remove(blockIndex) match {
-      case Some((d, f)) => stageFetches ::= f; d
-      case None => guarded { decide(block, blockIndex) }
-    }
+    val decision: RowGroupDecision = stages.takeAhead(blockIndex).getOrElse(guarded { stages.decide(block, blockIndex) })
     val rowGroup = decision match {
       case RowGroupDecision.Skip(reason) =>
         reason match {
@@ -265,7 +165,7 @@ final class FileBatchReader(
         val filters = filtersOf(p)
         if (filters.nonEmpty && lm.filterFirst(filters.keys, outputOnly)) {
           metrics.rowGroupsLate += 1
-          stageFetches ::= firstStage(block, p, filters, whole = false).fetch(block, p)
+          stages.fetchFirst(block, p, filters)
           val o = guarded { pass.run(block, p, filters) }
           if (o.selection.selectedCount == 0) { metrics.prunedByPredicateColumns += 1; cache.clear(); return }
           lm.recordSelection(o.selection.selectedCount, math.max(1L, o.selection.runCount / 2))
@@ -280,9 +180,7 @@ final class FileBatchReader(
         }
     }
     // The columns still to read, in one fetch (cached columns are copied, sources the pass opened reopen).
-    val rest = leaves(rowGroup, presentColumns.filter(i => !cachedColumns.contains(i) && !refetch.contains(i)))
-    val few = rowGroup.selection.isDefined && sources.cost(block, rowGroup, rest)._2 <= settings.singleStageMaxBytes
-    stageFetches ::= sources.fetch(block, rowGroup, rest, if (few) spread else FetchingStream.Spread.No)
+    stages.fetchRest(block, rowGroup, presentColumns.filter(i => !cachedColumns.contains(i) && !refetch.contains(i)))
     val fromCache = presentColumns.map(i => cachedColumns.getOrElse(i, null))
     val readers = guarded {
       batches.prepare(presentColumns.length)
@@ -305,7 +203,7 @@ final class FileBatchReader(
     cachedColumns = Map.empty
     rowsLeftInGroup = batches.start(readers, fromCache, rowGroup.selection, block.getRowCount, materializing)
     metrics.rowGroupsRead += 1
-    prefetchNext()
+    stages.prefetchNext(nextBlock, filtersOf, filters => lm.likelyWhole(filters.keys, outputOnly))
   }
 
   /** Runs `body`, giving unexpected failures a message that names the file, the row group and,
@@ -329,8 +227,7 @@ final class FileBatchReader(
 
   private def closeReaders(): Unit = {
     batches.finish()
-    stageFetches.foreach(_.release())
-    stageFetches = Nil
+    stages.release()
     cache.clear()
   }
 

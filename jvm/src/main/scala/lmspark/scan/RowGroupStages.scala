@@ -1,0 +1,150 @@
+package lmspark.scan
+
+import scala.util.control.NonFatal
+
+import org.apache.parquet.column.ColumnDescriptor
+import org.apache.parquet.hadoop.metadata.BlockMetaData
+
+import lmspark.io.FetchingStream
+import lmspark.meta.OpenFile
+import lmspark.predicate.Predicate
+
+/** The I/O stages of one split's row groups: what a row group's first stage fetches (its filtered
+  * columns, or all of them when it is read whole or its candidate pages are few), the stage after
+  * it, how a stage's requests are spread, and what is fetched ahead while a row group decodes (the
+  * next one decided and its first stage; without a predicate, the following row groups together),
+  * within the prefetch bounds. It holds the current row group's fetches until [[release]].
+  *
+  * Invariants: `ahead` holds the decisions and first-stage fetches of row groups not opened yet;
+  * `stageFetches` those of the current row group. Not thread-safe. */
+private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, settings: ScanSettings,
+    sources: ChunkSources, pruner: RowGroupPruner, present: Array[Int]) {
+
+  private[this] val blocks = file.footer.getBlocks
+
+  /** The fetches of the current row group's stages, released when it is done. */
+  private[this] var stageFetches: List[FetchingStream.Fetch] = Nil
+  /** Row groups (by split index) decided ahead, with the fetch of their first stage. */
+  private[this] val ahead = scala.collection.mutable.Map.empty[Int, (RowGroupDecision, FetchingStream.Fetch)]
+
+  /** What the pruner decides for `block` (every row group is read whole without a predicate). */
+  def decide(block: BlockMetaData, blockIndex: Int): RowGroupDecision =
+    if (pruner == null) RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, block.getRowCount, plan.columns.length))
+    else pruner.decide(block, blockIndex)
+
+  /** `cols` (requested-column indexes) of `p` that the file has, with their leaf and fetch. */
+  def leaves(p: RowGroupPlan, cols: Iterable[Int]): Seq[(Int, ColumnDescriptor, Option[ColumnFetch])] =
+    cols.toSeq.sorted.flatMap(i => plan.columns(i) match {
+      case ColumnPlan.Present(d, _, _) => Some((i, d, p.fetches(i)))
+      case ColumnPlan.Missing => None
+    })
+
+  /** The columns a row group's first fetch takes: all of them when it is decoded whole, or when
+    * the page index left few candidate pages (`singleStageMaxBytes` over all columns: one round trip
+    * instead of two, its requests [[spread]]); else the filtered columns. */
+  private def firstStage(block: BlockMetaData, p: RowGroupPlan, filters: Map[Int, Predicate],
+      whole: Boolean): Stage = {
+    val all = leaves(p, present.toSeq)
+    val few = p.selection.isDefined && sources.cost(block, p, all)._2 <= settings.singleStageMaxBytes
+    if (filters.isEmpty || whole || few) new Stage(all, if (few) spread else FetchingStream.Spread.No)
+    else new Stage(leaves(p, filters.keys), FetchingStream.Spread.No)
+  }
+
+  /** How a row group's few candidate pages are cut into parallel pieces: each its own call when
+    * statistics leave the split at most one row group, so that its fetch is all the task waits for
+    * (a point lookup); otherwise in one call, where the connector merges adjacent pieces back up to
+    * its largest request (the next row group's fetch overlaps this one's decoding, and more pieces
+    * would mostly add requests). */
+  private lazy val spread: FetchingStream.Spread =
+    if (pruner != null && pruner.keptByStatistics <= 1) FetchingStream.Spread.Apart else FetchingStream.Spread.Merged
+
+  /** A fetch's columns (requested column, leaf, fetch), and how its requests are spread. */
+  private final class Stage(val columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], cut: FetchingStream.Spread) {
+    def fetch(block: BlockMetaData, p: RowGroupPlan): FetchingStream.Fetch = sources.fetch(block, p, columns, cut)
+  }
+
+  /** Fetches ahead while the current row group decodes: the next one decided and its first stage
+    * ([[firstStage]], whole when the split's row groups have been decoded whole lately), within
+    * `prefetchMaxRequests` requests and the bytes a task may hold. A failed decision is left for
+    * its turn, which fails the same way. */
+  def prefetchNext(nextBlock: Int, filtersOf: RowGroupPlan => Map[Int, Predicate],
+      likelyWhole: Map[Int, Predicate] => Boolean): Unit =
+    if (settings.prefetchMaxRequests > 0 && file.stream.maxBytes > 0) {
+      if (pruner == null) prefetchWhole(nextBlock) else prefetchOne(nextBlock, filtersOf, likelyWhole)
+    }
+
+  /** Without a predicate every row group is read whole: the following row groups not fetched yet
+    * are fetched together, in one call with their ranges merged, as many as the request and byte
+    * bounds allow (so a full scan takes a few large reads, not one per row group); the bytes are
+    * released when the last of them is done. */
+  private def prefetchWhole(nextBlock: Int): Unit = {
+    var j = nextBlock
+    while (ahead.contains(j)) j += 1
+    val room = file.stream.maxBytes - file.stream.bytesHeld
+    val picked = scala.collection.mutable.ArrayBuffer.empty[(Int, RowGroupPlan, Seq[lmspark.io.ByteRange])]
+    var requests = 0
+    var bytes = 0L
+    var more = true
+    while (more && j < blocks.size()) {
+      val block = blocks.get(j)
+      if (block.getRowCount > 0) {
+        val p = RowGroupPlan.whole(j, block.getRowCount, plan.columns.length)
+        val cols = leaves(p, present.toSeq)
+        val (r, b) = sources.cost(block, p, cols)
+        if (requests + r <= settings.prefetchMaxRequests && bytes + b <= room) {
+          picked += ((j, p, sources.ranges(block, p, cols)))
+          requests += r
+          bytes += b
+        } else more = false
+      }
+      if (more) j += 1
+    }
+    if (picked.nonEmpty) {
+      // One set of ranges, merged across row groups too; released with the last of them.
+      val fetch = file.stream.fetch(picked.flatMap(_._3).toSeq, settings.maxCoalesceGap)
+      val last = picked.last._1
+      picked.foreach { case (i, p, _) => ahead(i) = (RowGroupDecision.Read(p), if (i == last) fetch else FetchingStream.Fetch.Empty) }
+    }
+  }
+
+  /** The next row group, decided now, and its first stage fetched ([[firstStage]]). */
+  private def prefetchOne(nextBlock: Int, filtersOf: RowGroupPlan => Map[Int, Predicate],
+      likelyWhole: Map[Int, Predicate] => Boolean): Unit = {
+    if (nextBlock >= blocks.size() || ahead.contains(nextBlock)) return
+    val block = blocks.get(nextBlock)
+    if (block.getRowCount == 0) return
+    val decision = try decide(block, nextBlock) catch { case NonFatal(_) => return }
+    val fetch = decision match {
+      case RowGroupDecision.Read(p) =>
+        val filters = filtersOf(p)
+        val first = firstStage(block, p, filters, whole = filters.nonEmpty && likelyWhole(filters))
+        val (requests, bytes) = sources.cost(block, p, first.columns)
+        if (requests <= settings.prefetchMaxRequests && bytes <= file.stream.maxBytes - file.stream.bytesHeld)
+          first.fetch(block, p)
+        else FetchingStream.Fetch.Empty
+      case _ => FetchingStream.Fetch.Empty
+    }
+    ahead(nextBlock) = (decision, fetch)
+  }
+
+  /** A row group's decision made ahead ([[prefetchNext]]), its fetch now the row group's; None when
+    * it was not decided ahead. */
+  def takeAhead(blockIndex: Int): Option[RowGroupDecision] =
+    ahead.remove(blockIndex).map { case (d, f) => stageFetches ::= f; d }
+
+  /** Fetches the first stage of a row group read filter-first: its filtered columns (or all of
+    * them, when few candidate pages make one round trip of it). */
+  def fetchFirst(block: BlockMetaData, p: RowGroupPlan, filters: Map[Int, Predicate]): Unit =
+    stageFetches ::= firstStage(block, p, filters, whole = false).fetch(block, p)
+
+  /** Fetches `columns` (requested-column indexes) of `rowGroup`, the stage that reads them; its few
+    * candidate pages spread as [[spread]] says. */
+  def fetchRest(block: BlockMetaData, rowGroup: RowGroupPlan, columns: Iterable[Int]): Unit = {
+    val rest = leaves(rowGroup, columns)
+    val few = rowGroup.selection.isDefined && sources.cost(block, rowGroup, rest)._2 <= settings.singleStageMaxBytes
+    stageFetches ::= sources.fetch(block, rowGroup, rest, if (few) spread else FetchingStream.Spread.No)
+  }
+
+  /** Releases the current row group's fetches. */
+  def release(): Unit = { stageFetches.foreach(_.release()); stageFetches = Nil }
+}
