@@ -1,11 +1,12 @@
 package lmspark.scan
 
 import scala.collection.mutable
+import scala.jdk.CollectionConverters._
 
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData}
 
 import lmspark.column.{ChunkDictionary, SparkValues}
-import lmspark.io.{ByteRange, ChunkContext}
+import lmspark.io.{ByteRange, ChunkContext, FetchingStream}
 import lmspark.meta.{BloomFilters, FileCache, MetadataCache, OpenFile, PageIndexes}
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.{ColumnPages, ColumnStats, Guarantees, PageFilter, Predicate}
@@ -110,6 +111,8 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
 
   def decide(block: BlockMetaData, blockIndex: Int): RowGroupDecision = {
     loaded = Map.empty
+    held.release()
+    held = FetchingStream.Fetch.Empty
     decideWithProofs(block, blockIndex) match {
       case RowGroupDecision.Read(p) if loaded.nonEmpty => RowGroupDecision.Read(p.copy(dictionaries = loaded))
       case d => d
@@ -139,10 +142,16 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     // 2 and 3. Whole-chunk dictionaries, then bloom filters. Their bytes (those of bloom filters
     // whose length the footer gives) come in one round trip with the split's page indexes when
     // step 4 will want them; nothing for what the metadata cache holds.
+    // A chunk whose dictionary is fetched and whose data pages add at most VectoredGap bytes comes
+    // whole, and stays held for the row group: its filter pass then needs no request of its own.
     val dictionaries = if (settings.pruneDictionary) residualColumns.toSeq.flatMap(dictionaryRange(block, blockIndex, _)) else Nil
+    val (whole, dictionaryOnly) = dictionaries.partition(r => chunkAround(block, r).isDefined)
     val blooms = if (settings.pruneBloomFilter) residualColumns.toSeq.flatMap(bloomRange(block, blockIndex, _)) else Nil
     val indexes = if (settings.usePageIndex) indexRanges() else Nil
-    val fetched = file.stream.fetchAll(Seq(dictionaries ++ blooms, indexes), settings.maxCoalesceGap).head
+    val fetches = file.stream.fetchAll(Seq(dictionaryOnly ++ blooms, indexes, whole.flatMap(chunkAround(block, _))),
+      settings.maxCoalesceGap)
+    val fetched = fetches.head
+    held = fetches(2)
     try {
       if (settings.pruneDictionary) {
         val it = residualColumns.iterator
@@ -209,6 +218,22 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
       c.getFirstDataPageOffset > c.getStartingPos && c.getStartingPos >= 0 &&
       !dictionaryCache.contains(cachePart(col, blockIndex, MetadataCache.Dictionary)))
       .map(c => ByteRange(c.getStartingPos, c.getFirstDataPageOffset - c.getStartingPos))
+
+  /** The whole chunk that starts with the dictionary range `r`, when its data pages add at most
+    * [[FetchingStream.VectoredGap]] bytes: reading them with the dictionary costs less than another
+    * request in turn. */
+  private def chunkAround(block: BlockMetaData, r: ByteRange): Option[ByteRange] =
+    block.getColumns.asScala.find(c => c.getStartingPos == r.offset && c.getTotalSize >= 0)
+      .filter(c => c.getTotalSize - r.length <= FetchingStream.VectoredGap)
+      .map(c => ByteRange(c.getStartingPos, c.getTotalSize))
+
+  /** Whole chunks the last decision fetched with their dictionaries ([[chunkAround]]), held for the
+    * row group's read. */
+  private[this] var held: FetchingStream.Fetch = FetchingStream.Fetch.Empty
+
+  /** Hands over the whole chunks the last [[decide]] fetched (Empty if none): the caller releases
+    * them when the row group is done, or at once when it is skipped. */
+  def takeHeld(): FetchingStream.Fetch = { val h = held; held = FetchingStream.Fetch.Empty; h }
 
   /** The bytes of column `col`'s bloom filter, when the footer gives their length, the filter will
     * be read, and the cache does not hold it. */

@@ -24,13 +24,30 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
 
   /** The fetches of the current row group's stages, released when it is done. */
   private[this] var stageFetches: List[FetchingStream.Fetch] = Nil
-  /** Row groups (by split index) decided ahead, with the fetch of their first stage. */
-  private[this] val ahead = scala.collection.mutable.Map.empty[Int, (RowGroupDecision, FetchingStream.Fetch)]
+  /** Row groups (by split index) decided ahead, with what was fetched for them (the chunks their
+    * decision fetched, their first stage). */
+  private[this] val ahead = scala.collection.mutable.Map.empty[Int, (RowGroupDecision, List[FetchingStream.Fetch])]
 
-  /** What the pruner decides for `block` (every row group is read whole without a predicate). */
-  def decide(block: BlockMetaData, blockIndex: Int): RowGroupDecision =
-    if (pruner == null) RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, block.getRowCount, plan.columns.length))
-    else pruner.decide(block, blockIndex)
+  /** What the pruner decides for `block` (every row group is read whole without a predicate), and
+    * what it fetched for the row group's read (released at once when the row group is skipped). */
+  private def decideHolding(block: BlockMetaData, blockIndex: Int): (RowGroupDecision, FetchingStream.Fetch) =
+    if (pruner == null) (RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, block.getRowCount, plan.columns.length)),
+      FetchingStream.Fetch.Empty)
+    else {
+      val d = try pruner.decide(block, blockIndex) catch { case e: Throwable => pruner.takeHeld().release(); throw e }
+      val h = pruner.takeHeld()
+      d match {
+        case _: RowGroupDecision.Skip => h.release(); (d, FetchingStream.Fetch.Empty)
+        case _ => (d, h)
+      }
+    }
+
+  /** What the pruner decides for the current row group `block`; what it fetched is the row group's. */
+  def decide(block: BlockMetaData, blockIndex: Int): RowGroupDecision = {
+    val (d, h) = decideHolding(block, blockIndex)
+    stageFetches ::= h
+    d
+  }
 
   /** `cols` (requested-column indexes) of `p` that the file has, with their leaf and fetch. */
   def leaves(p: RowGroupPlan, cols: Iterable[Int]): Seq[(Int, ColumnDescriptor, Option[ColumnFetch])] =
@@ -103,7 +120,7 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
       // One set of ranges, merged across row groups too; released with the last of them.
       val fetch = file.stream.fetch(picked.flatMap(_._3).toSeq, settings.maxCoalesceGap)
       val last = picked.last._1
-      picked.foreach { case (i, p, _) => ahead(i) = (RowGroupDecision.Read(p), if (i == last) fetch else FetchingStream.Fetch.Empty) }
+      picked.foreach { case (i, p, _) => ahead(i) = (RowGroupDecision.Read(p), if (i == last) List(fetch) else Nil) }
     }
   }
 
@@ -113,7 +130,9 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
     if (nextBlock >= blocks.size() || ahead.contains(nextBlock)) return
     val block = blocks.get(nextBlock)
     if (block.getRowCount == 0) return
-    val decision = try decide(block, nextBlock) catch { case NonFatal(_) => return }
+    val decided = try Some(decideHolding(block, nextBlock)) catch { case NonFatal(_) => None }
+    if (decided.isEmpty) return
+    val (decision, held) = decided.get
     val fetch = decision match {
       case RowGroupDecision.Read(p) =>
         val filters = filtersOf(p)
@@ -124,13 +143,13 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
         else FetchingStream.Fetch.Empty
       case _ => FetchingStream.Fetch.Empty
     }
-    ahead(nextBlock) = (decision, fetch)
+    ahead(nextBlock) = (decision, List(held, fetch))
   }
 
   /** A row group's decision made ahead ([[prefetchNext]]), its fetch now the row group's; None when
     * it was not decided ahead. */
   def takeAhead(blockIndex: Int): Option[RowGroupDecision] =
-    ahead.remove(blockIndex).map { case (d, f) => stageFetches ::= f; d }
+    ahead.remove(blockIndex).map { case (d, fs) => stageFetches = fs ::: stageFetches; d }
 
   /** Fetches the first stage of a row group read filter-first: its filtered columns (or all of
     * them, when few candidate pages make one round trip of it). */
