@@ -50,7 +50,7 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
   }
 
   /** `cols` (requested-column indexes) of `p` that the file has, with their leaf and fetch. */
-  def leaves(p: RowGroupPlan, cols: Iterable[Int]): Seq[(Int, ColumnDescriptor, Option[ColumnFetch])] =
+  private def leaves(p: RowGroupPlan, cols: Iterable[Int]): Seq[(Int, ColumnDescriptor, Option[ColumnFetch])] =
     cols.toSeq.sorted.flatMap(i => plan.columns(i) match {
       case ColumnPlan.Present(d, _, _) => Some((i, d, p.fetches(i)))
       case ColumnPlan.Missing => None
