@@ -87,23 +87,20 @@ object LmConf {
   /** A size in bytes, as Spark's own size flags take it: a plain number of bytes, or one with a unit
     * (`64k`, `8m`, `1g`; Spark's `JavaUtils.byteStringAsBytes`). */
   private def bytes(key: String, default: Long, category: String, doc: String, min: Long): Entry[Long] =
-    register(Entry(key, default, doc, category, s"a size in bytes of at least $min (a number, or with a unit: 64k, 8m, 1g)")(s => {
-      val v = try org.apache.spark.network.util.JavaUtils.byteStringAsBytes(s)
-      catch { case e: NumberFormatException => throw new IllegalArgumentException(s"expected a size in bytes (${e.getMessage})") }
-      if (v < min) throw new IllegalArgumentException(s"must be at least $min bytes")
-      v
-    }))
+    register(Entry(key, default, doc, category, s"a size in bytes of at least $min (a number, or with a unit: 64k, 8m, 1g)")(
+      parseBytes(_, min, Long.MaxValue)))
 
   /** As [[bytes]], for sizes an array index holds (at most 1 GiB). */
-  private def intBytes(key: String, default: Int, category: String, doc: String, min: Int): Entry[Int] = {
-    val parse = (s: String) => {
-      val v = try org.apache.spark.network.util.JavaUtils.byteStringAsBytes(s)
-      catch { case e: NumberFormatException => throw new IllegalArgumentException(s"expected a size in bytes (${e.getMessage})") }
-      if (v < min) throw new IllegalArgumentException(s"must be at least $min bytes")
-      if (v > (1L << 30)) throw new IllegalArgumentException("must be at most 1g")
-      v.toInt
-    }
-    register(Entry(key, default, doc, category, s"a size in bytes between $min and 1g (a number, or with a unit: 64k, 8m)")(parse))
+  private def intBytes(key: String, default: Int, category: String, doc: String, min: Int): Entry[Int] =
+    register(Entry(key, default, doc, category, s"a size in bytes between $min and 1g (a number, or with a unit: 64k, 8m)")(
+      parseBytes(_, min, 1L << 30).toInt))
+
+  private def parseBytes(s: String, min: Long, max: Long): Long = {
+    val v = try org.apache.spark.network.util.JavaUtils.byteStringAsBytes(s)
+    catch { case e: NumberFormatException => throw new IllegalArgumentException(s"expected a size in bytes (${e.getMessage})") }
+    if (v < min) throw new IllegalArgumentException(s"must be at least $min bytes")
+    if (v > max) throw new IllegalArgumentException("must be at most 1g")
+    v
   }
 
   /** A string that must be one of `choices` (case-insensitive); the value is kept in lower case. */

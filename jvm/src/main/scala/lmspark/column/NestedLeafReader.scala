@@ -215,8 +215,8 @@ final class NestedLeafReader(
         v1Levels(p, off, p.definitionLevelEncoding, defWidth, repetition = false).readInts(entries, defLv, 0)
         off = levelsEnd
         aligned = indexRows >= 0
-        check(indexRows, -1)
-        initValues(p.valueEncoding, p.bytes, off, p.offset + p.length - off, present(0, entries))
+        val nulls = check(indexRows, -1)
+        initValues(p.valueEncoding, p.bytes, off, p.offset + p.length - off, entries - nulls)
       case p: DataPageV2 =>
         levelsFor(p.numValues)
         if (maxRep > 0) v2Levels(p.levelBytes, p.levelOffset, p.repLevelsLength, repWidth, repetition = true)
@@ -240,8 +240,9 @@ final class NestedLeafReader(
 
   /** Checks the current page's levels: within their maxima, a first entry that starts a record where
     * the page must start one (`aligned`) or no record is open, `rows` records when known (>= 0) and
-    * `nulls` entries below the maximum definition level when known (>= 0). */
-  private def check(rows: Int, nulls: Int): Unit = {
+    * `nulls` entries below the maximum definition level when known (>= 0). Returns the entries
+    * below the maximum definition level (those without a value). */
+  private def check(rows: Int, nulls: Int): Int = {
     var starts = 0
     var below = 0
     var i = 0
@@ -267,5 +268,6 @@ final class NestedLeafReader(
     if (rowsConsumed + (if (open) 1 else 0) + starts > rowCount)
       throw pages.error(s"data page starts $starts records but only ${rowCount - rowsConsumed - (if (open) 1 else 0)} " +
         s"of the row group's $rowCount rows remain")
+    below
   }
 }

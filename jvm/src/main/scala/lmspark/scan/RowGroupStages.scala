@@ -34,7 +34,7 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
     if (pruner == null) (RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, block.getRowCount, plan.columns.length)),
       FetchingStream.Fetch.Empty)
     else {
-      val d = try pruner.decide(block, blockIndex) catch { case e: Throwable => pruner.takeHeld().release(); throw e }
+      val d = try pruner.decide(block, blockIndex) catch { case NonFatal(e) => pruner.takeHeld().release(); throw e }
       val h = pruner.takeHeld()
       d match {
         case _: RowGroupDecision.Skip => h.release(); (d, FetchingStream.Fetch.Empty)
