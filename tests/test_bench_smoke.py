@@ -3,6 +3,10 @@
 One timed run, the Spark engines only (vanilla Spark and lmspark), into a temporary folder. It
 checks that every output file exists and that the CSV has one row per dataset x query x engine x
 run. It asserts no timings.
+
+``test_orders_nested`` checks the nested data set (its layout against the flat TPC-H tables it is
+made from) and that every nested query answers the same on vanilla Spark, lmspark and DuckDB (with
+DuckDB's own text where ``queries.ENGINE_SQL`` gives one).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ pytest.importorskip("matplotlib", reason="benchmark dependencies: pip install -r
 
 import lmspark  # noqa: E402
 from lmspark.bench import data, queries  # noqa: E402
+
+from conftest import LM_CONF, REFERENCE_CONF, conf  # noqa: E402
 
 SCALE = 0.01
 ENGINES = ["vanilla", "lmspark"]
@@ -60,3 +66,65 @@ def test_bench_smoke(tmp_path: Path) -> None:
     assert "geometric mean" in md and "lmspark / vanilla" in md
     for c in cells:
         assert f"| {c.dataset} | {c.query} |" in md
+
+
+NESTED_SCALE = 0.1  # 150,000 orders: every nested query returns rows
+
+
+def _canon(v):
+    """A Spark Row / DuckDB dict / list value as nested tuples of (field, value) pairs."""
+    if hasattr(v, "asDict"):
+        v = v.asDict()
+    if isinstance(v, dict):
+        return tuple((k, _canon(x)) for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return tuple(_canon(x) for x in v)
+    return v
+
+
+def test_orders_nested(spark, tmp_path: Path, monkeypatch) -> None:
+    import duckdb
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(data, "lineitem_parts", lambda scale: 2)  # the per-part path, as at SF > 1
+    sets = data.ensure_datasets(["orders_nested"], NESTED_SCALE, tmp_path / "cache", log=lambda m: None)
+    ds = sets["orders_nested"]
+    flat = tmp_path / "cache" / f"sf{data.scale_tag(NESTED_SCALE)}" / "lineitem_default"
+    files = sorted(ds.path.glob("*.parquet"))
+    assert len(files) == 2
+    f0 = pq.ParquetFile(files[0])
+    assert f0.schema_arrow.names[-2:] == ["customer", "lineitems"]
+    assert [f.name for f in f0.schema_arrow.field("customer").type] == list(data.CUSTOMER_FIELDS)
+    assert [f.name for f in f0.schema_arrow.field("lineitems").type.value_type] == list(data.LINEITEM_FIELDS)
+    assert all(f0.metadata.row_group(0).column(j).has_offset_index for j in range(f0.metadata.num_columns))
+
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW orders_nested AS SELECT * FROM read_parquet('{ds.path}/*.parquet')")
+    items = ", ".join(f"li.{c}" for c in data.LINEITEM_FIELDS)
+    flat_cols = ", ".join(data.LINEITEM_FIELDS)
+    (orders, lines, unordered, wrong_customer), = con.execute(f"""
+        SELECT count(*), sum(len(lineitems)),
+               count(*) FILTER (WHERE o_orderkey <= prev),
+               count(*) FILTER (WHERE customer.c_custkey <> o_custkey)
+        FROM (SELECT *, lag(o_orderkey) OVER (ORDER BY filename, file_row_number) AS prev
+              FROM read_parquet('{ds.path}/*.parquet', filename=true, file_row_number=true))""").fetchall()
+    assert orders == int(1_500_000 * NESTED_SCALE)
+    assert (unordered, wrong_customer) == (0, 0)
+    (missing,), = con.execute(f"""
+        SELECT count(*) FROM (
+            (SELECT l_orderkey, {flat_cols} FROM read_parquet('{flat}/*.parquet'))
+            EXCEPT ALL
+            (SELECT o_orderkey, {items} FROM (SELECT o_orderkey, unnest(lineitems) AS li FROM orders_nested)))""").fetchall()
+    (flat_lines,), = con.execute(f"SELECT count(*) FROM read_parquet('{flat}/*.parquet')").fetchall()
+    assert missing == 0 and lines == flat_lines
+
+    spark.read.parquet(str(ds.path)).createOrReplaceTempView("orders_nested")
+    for cell in queries.plan(["orders_nested"], None, NESTED_SCALE):
+        with conf(spark, REFERENCE_CONF):
+            vanilla = sorted(repr(_canon(r)) for r in spark.sql(cell.sql).collect())
+        with conf(spark, LM_CONF):
+            lm = sorted(repr(_canon(r)) for r in spark.sql(cell.sql).collect())
+        duck = sorted(repr(_canon(r)) for r in con.sql(cell.sql_for("duckdb")).to_arrow_table().to_pylist())
+        assert vanilla, f"{cell.query}: no rows at SF {NESTED_SCALE}"
+        assert lm == vanilla, f"{cell.query}: lmspark differs from vanilla Spark"
+        assert duck == vanilla, f"{cell.query}: DuckDB differs from vanilla Spark"

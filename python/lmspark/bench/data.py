@@ -34,6 +34,25 @@ generated again; anything else is reused as it is.
    - ``s_high_0..s_high_4`` string, nearly unique, 10 to ~45 characters (``s_high_3`` URL-like;
      ``s_high_4`` 5% null);
    - ``d_0..d_3`` date between 1990 and 2030 (``d_3`` 5% null).
+4. ``orders_nested`` -- TPC-H ``orders`` with its lineitems nested in it (view ``orders_nested``):
+   one row per order (1.5M x SF), in ``o_orderkey`` order, with
+
+   - the nine ``o_*`` columns as ``tpchgen-cli`` writes them (non-null; decimals as INT64);
+   - ``customer`` struct<c_custkey, c_name, c_address, c_nationkey, c_phone, c_acctbal,
+     c_mktsegment, c_comment>: the order's customer;
+   - ``lineitems`` array<struct<l_linenumber, l_partkey, l_suppkey, l_quantity, l_extendedprice,
+     l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate, l_receiptdate,
+     l_shipinstruct, l_shipmode, l_comment>>: the order's lineitems (1 to 7, 4 on average) in
+     ``l_linenumber`` order (``l_orderkey`` dropped).
+
+   ``customer``, ``lineitems`` and everything inside them are nullable (optional in Parquet, as
+   Spark and DuckDB write nested data), though no value is null. Made from ``lineitem_default``
+   (generated first if missing) and ``tpchgen-cli``'s ``orders`` and ``customer``, split like
+   ``lineitem_default`` into ``round(SF)`` parts: part by part (one orders part of about SF 1
+   each, its lineitems found by ``l_orderkey`` range), DuckDB joins the customer and nests the
+   lineitems (``list(struct_pack(...) ORDER BY l_linenumber)``), and pyarrow writes that part
+   into its own file: row groups of 131,072 orders (about 0.5M lineitems), at most 20,000 rows
+   per page, page indexes, SNAPPY. Memory stays that of one part (SF 1) whatever the scale.
 
 ``GENERATOR_VERSION`` is part of every marker: bump it when the generated data changes.
 """
@@ -55,8 +74,18 @@ SEED = 20240611
 WIDE_ROWS_PER_SF = 2_000_000
 ROW_GROUP_ROWS = 1_048_576
 PAGE_ROWS = 20_000
+#: Orders per row group of ``orders_nested``: with its ~4 lineitems and its customer an order takes
+#: some 200 to 250 bytes in the file, so a row group is about 25 to 30 MB (about 0.5M lineitems).
+NESTED_ROW_GROUP_ROWS = 131_072
 
-DATASETS = ("lineitem_default", "lineitem_sorted", "wide")
+DATASETS = ("lineitem_default", "lineitem_sorted", "wide", "orders_nested")
+
+#: ``orders_nested``: the fields of its ``customer`` struct and of its ``lineitems`` elements.
+CUSTOMER_FIELDS = ("c_custkey", "c_name", "c_address", "c_nationkey", "c_phone", "c_acctbal",
+                   "c_mktsegment", "c_comment")
+LINEITEM_FIELDS = ("l_linenumber", "l_partkey", "l_suppkey", "l_quantity", "l_extendedprice", "l_discount",
+                   "l_tax", "l_returnflag", "l_linestatus", "l_shipdate", "l_commitdate", "l_receiptdate",
+                   "l_shipinstruct", "l_shipmode", "l_comment")
 
 
 @dataclass(frozen=True)
@@ -99,7 +128,9 @@ def wide_rows(scale: float) -> int:
 
 
 def table_name(dataset: str) -> str:
-    return "wide" if dataset == "wide" else "lineitem"
+    if dataset in ("wide", "orders_nested"):
+        return dataset
+    return "lineitem"
 
 
 def _params(name: str, scale: float) -> dict:
@@ -112,6 +143,9 @@ def _params(name: str, scale: float) -> dict:
         p.update(row_group_rows=ROW_GROUP_ROWS, page_rows=PAGE_ROWS, sort="l_shipdate,l_orderkey,l_linenumber")
     elif name == "wide":
         p.update(rows=wide_rows(scale), row_group_rows=ROW_GROUP_ROWS, page_rows=PAGE_ROWS)
+    elif name == "orders_nested":
+        p["tpchgen"] = _tpchgen_version()
+        p.update(parts=lineitem_parts(scale), row_group_rows=NESTED_ROW_GROUP_ROWS, page_rows=PAGE_ROWS)
     return p
 
 
@@ -139,8 +173,8 @@ def ensure_datasets(
     root = Path(cache_dir) / f"sf{scale_tag(scale)}"
     root.mkdir(parents=True, exist_ok=True)
     need = list(names)
-    if "lineitem_sorted" in need and "lineitem_default" not in need:
-        need.insert(0, "lineitem_default")  # the sorted layout is made from the default one
+    if any(n in need for n in ("lineitem_sorted", "orders_nested")) and "lineitem_default" not in need:
+        need.insert(0, "lineitem_default")  # the sorted layout and the nested orders are made from it
     out = {}
     for name in need:
         folder = root / name
@@ -169,6 +203,8 @@ def ensure_datasets(
             _gen_lineitem_sorted(out["lineitem_default"].path, tmp, root)
         elif name == "wide":
             _gen_wide(wide_rows(scale), tmp)
+        elif name == "orders_nested":
+            _gen_orders_nested(scale, out["lineitem_default"].path, tmp, root)
         else:
             raise ValueError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
         tmp.rename(folder)
@@ -238,6 +274,121 @@ def _gen_lineitem_sorted(src: Path, dest: Path, root: Path) -> None:
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
+
+
+# --- orders_nested -------------------------------------------------------------------------
+
+
+def _orders_nested_schema():
+    """The schema ``orders_nested`` is written with: the order columns as tpchgen types them (non-null),
+    then the nullable ``customer`` struct and ``lineitems`` list."""
+    import pyarrow as pa
+
+    dec = pa.decimal128(15, 2)
+    types = {
+        "o_orderkey": pa.int64(), "o_custkey": pa.int64(), "o_orderstatus": pa.string(), "o_totalprice": dec,
+        "o_orderdate": pa.date32(), "o_orderpriority": pa.string(), "o_clerk": pa.string(),
+        "o_shippriority": pa.int32(), "o_comment": pa.string(),
+        "c_custkey": pa.int64(), "c_name": pa.string(), "c_address": pa.string(), "c_nationkey": pa.int64(),
+        "c_phone": pa.string(), "c_acctbal": dec, "c_mktsegment": pa.string(), "c_comment": pa.string(),
+        "l_linenumber": pa.int32(), "l_partkey": pa.int64(), "l_suppkey": pa.int64(), "l_quantity": dec,
+        "l_extendedprice": dec, "l_discount": dec, "l_tax": dec, "l_returnflag": pa.string(),
+        "l_linestatus": pa.string(), "l_shipdate": pa.date32(), "l_commitdate": pa.date32(),
+        "l_receiptdate": pa.date32(), "l_shipinstruct": pa.string(), "l_shipmode": pa.string(),
+        "l_comment": pa.string(),
+    }
+    orders = ("o_orderkey", "o_custkey", "o_orderstatus", "o_totalprice", "o_orderdate", "o_orderpriority",
+              "o_clerk", "o_shippriority", "o_comment")
+    customer = pa.struct([pa.field(c, types[c]) for c in CUSTOMER_FIELDS])
+    item = pa.struct([pa.field(c, types[c]) for c in LINEITEM_FIELDS])
+    return pa.schema([pa.field(c, types[c], False) for c in orders]
+                     + [pa.field("customer", customer), pa.field("lineitems", pa.list_(pa.field("element", item)))])
+
+
+def _gen_orders_nested(scale: float, lineitem: Path, dest: Path, root: Path) -> None:
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parts = lineitem_parts(scale)
+    src = root / ".orders_nested_src"
+    spill = root / ".duckdb_spill"
+    for d in (src, spill):
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir()
+    schema = _orders_nested_schema()
+    try:
+        cmd = [_tpchgen_exe(), "parquet", "-s", f"{scale:g}", "--tables", "orders,customer", "-o", str(src),
+               "--no-progress", "-q"]
+        if parts > 1:
+            cmd += ["--parts", str(parts)]
+        subprocess.run(cmd, check=True)
+        # <src>/orders.parquet, or <src>/orders/orders.<i>.parquet with --parts (likewise customer)
+        orders = sorted(src.rglob("orders*.parquet"))
+        customers = sorted(str(f) for f in src.rglob("customer*.parquet"))
+        con = duckdb.connect()
+        try:
+            con.execute("SET threads=2")
+            con.execute("SET memory_limit='6GB'")
+            con.execute(f"SET temp_directory='{spill}'")
+            # the parts in key order (file names sort 1, 10, 2, ...); each a contiguous o_orderkey range
+            ranges = sorted(
+                (con.execute(f"SELECT min(o_orderkey), max(o_orderkey), count(*) FROM read_parquet('{f}')").fetchall()[0], f)
+                for f in orders
+            )
+            items = ", ".join(f"{c} := {c}" for c in LINEITEM_FIELDS)
+            cust = ", ".join(f"{c} := c.{c}" for c in CUSTOMER_FIELDS)
+            for i, ((lo, hi, count), f) in enumerate(ranges):
+                sql = f"""
+                    WITH li AS (
+                        SELECT l_orderkey, list(struct_pack({items}) ORDER BY l_linenumber) AS lineitems
+                        FROM read_parquet('{lineitem}/*.parquet') WHERE l_orderkey BETWEEN {lo} AND {hi}
+                        GROUP BY l_orderkey)
+                    SELECT o.*, struct_pack({cust}) AS customer, li.lineitems
+                    FROM read_parquet('{f}') o
+                    JOIN read_parquet({customers!r}) c ON c.c_custkey = o.o_custkey
+                    LEFT JOIN li ON li.l_orderkey = o.o_orderkey
+                    ORDER BY o.o_orderkey"""
+                reader = con.sql(sql).to_arrow_reader(NESTED_ROW_GROUP_ROWS)
+                written = 0
+                with pq.ParquetWriter(
+                    dest / f"part-{i:05d}.parquet",
+                    schema,
+                    compression="snappy",
+                    write_page_index=True,
+                    store_decimal_as_integer=True,
+                    max_rows_per_page=PAGE_ROWS,
+                ) as w:
+                    buf: list = []
+                    n = 0
+                    for batch in reader:
+                        buf.append(batch)
+                        n += batch.num_rows
+                        while n >= NESTED_ROW_GROUP_ROWS:
+                            t = pa.Table.from_batches(buf)
+                            w.write_table(_as_nested(t.slice(0, NESTED_ROW_GROUP_ROWS), schema),
+                                          row_group_size=NESTED_ROW_GROUP_ROWS)
+                            rest = t.slice(NESTED_ROW_GROUP_ROWS)
+                            buf, n = rest.to_batches(), rest.num_rows
+                            written += NESTED_ROW_GROUP_ROWS
+                    if n:
+                        w.write_table(_as_nested(pa.Table.from_batches(buf), schema), row_group_size=NESTED_ROW_GROUP_ROWS)
+                        written += n
+                if written != count:
+                    raise RuntimeError(f"orders_nested part {i}: wrote {written} orders of {count} in {f}")
+        finally:
+            con.close()
+    finally:
+        shutil.rmtree(src, ignore_errors=True)
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _as_nested(t, schema):
+    """DuckDB's Arrow output cast to ``schema`` (list element names, nullability); every order has
+    lineitems, so a null list means a lost join."""
+    if t.column("lineitems").null_count:
+        raise RuntimeError("orders_nested: an order without lineitems")
+    return t.cast(schema)
 
 
 # --- wide ----------------------------------------------------------------------------------

@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                 "datasets": {n: {"path": ("simstore://" if store_conf else "") + str(d.path), "table": d.table}
                              for n, d in ds_objs.items()},
                 "store": a.store,
-                "cells": [{"dataset": c.dataset, "query": c.query, "sql": c.sql} for c in cells],
+                "cells": [{"dataset": c.dataset, "query": c.query, "sql": c.sql_for(eng.kind)} for c in cells],
                 "runs": a.runs,
                 "warmups": a.warmups,
                 "time_budget": budget,
