@@ -68,6 +68,25 @@ object ColumnReaderFactory {
         throw new IllegalArgumentException(s"cannot read column ${pages.context.columnPath}: $reason")
     }
 
+  /** The reader of a leaf of a nested column: its levels kept, values written at slots from
+    * definition level `slotDef` on ([[NestedLeafReader]]); `repDefs(r)` is the definition level of
+    * its r-th repeated ancestor (index 0 unused). */
+  def createNestedLeaf(
+      descriptor: ColumnDescriptor,
+      sparkType: DataType,
+      pages: PageSource,
+      rowCount: Long,
+      options: ColumnReadOptions,
+      slotDef: Int,
+      repDefs: Array[Int],
+      dictionary: Option[lmspark.decode.Dictionary] = None): NestedLeafReader =
+    plan(descriptor, sparkType, options) match {
+      case Right(writer) =>
+        new NestedLeafReader(descriptor, pages, rowCount, writer, slotDef, dictionary.orNull, repDefs)
+      case Left(reason) =>
+        throw new IllegalArgumentException(s"cannot read column ${pages.context.columnPath}: $reason")
+    }
+
   /** A fresh writer for the pair (the one `create` gives its reader), or why there is none:
     * [[SparkValues]] converts statistics, page indexes and dictionaries through it, so that
     * metadata and rows agree. */
@@ -200,12 +219,6 @@ object ColumnReaderFactory {
       descriptor: ColumnDescriptor,
       sparkType: DataType,
       options: ColumnReadOptions): Either[String, VectorWriter] = {
-    val path = descriptor.getPath.mkString(".")
-    if (descriptor.getMaxRepetitionLevel > 0)
-      return Left(s"repeated or nested column $path (max repetition level ${descriptor.getMaxRepetitionLevel}) " +
-        "is not supported")
-    if (descriptor.getMaxDefinitionLevel > 1)
-      return Left(s"nested column $path (max definition level ${descriptor.getMaxDefinitionLevel}) is not supported")
     val t = descriptor.getPrimitiveType
     val ann: LogicalTypeAnnotation = t.getLogicalTypeAnnotation
     if (!isKnownAnnotation(ann))
@@ -370,6 +383,10 @@ object ColumnReaderFactory {
   /** None when some Parquet leaf can be read as `sparkType`; otherwise why no file could be.
     * The plan-level check, made before any footer is read; it must agree with `plan`. */
   def unsupportedSparkType(sparkType: DataType): Option[String] = sparkType match {
+    case s: StructType if s.isEmpty => Some("an empty struct is not supported")
+    case s: StructType => s.fields.iterator.flatMap(f => unsupportedSparkType(f.dataType)).take(1).toList.headOption
+    case a: ArrayType => unsupportedSparkType(a.elementType)
+    case m: MapType => unsupportedSparkType(m.keyType).orElse(unsupportedSparkType(m.valueType))
     case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType |
         DateType | TimestampType | TimestampNTZType | BinaryType | _: StringType | _: DecimalType => None
     case other => Some(s"type ${other.catalogString} is not supported")

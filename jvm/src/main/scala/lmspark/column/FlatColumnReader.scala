@@ -6,8 +6,9 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 import lmspark.decode._
 import lmspark.io.{DataPageV1, DataPageV2, PageSource}
 
-/** The reader of one flat leaf (max repetition level 0, max definition level 0 or 1) of one row
-  * group, on the shared page loop ([[LeafPageLoop]]: dictionary, page switching, structural
+/** The reader of one leaf without repetition (max repetition level 0) of one row group: a flat
+  * column, or a field below structs only (a struct field filtered on: its value is null when any
+  * level is undefined, exactly Spark's `s.a`), on the shared page loop ([[LeafPageLoop]]: dictionary, page switching, structural
   * checks): decodes definition levels and values page by page, and skips whole pages by their header
   * row count without decompressing them. Batches made only of dictionary-encoded rows may come back
   * dictionary-encoded (ids + Spark dictionary, decoded lazily), as [[DictionaryPreservation]]
@@ -35,8 +36,8 @@ final class FlatColumnReader(
   private[this] val maxDef: Int = descriptor.getMaxDefinitionLevel
   private[this] val defBitWidth: Int = 32 - Integer.numberOfLeadingZeros(maxDef)
 
-  require(descriptor.getMaxRepetitionLevel == 0 && maxDef <= 1,
-    s"FlatColumnReader needs a flat column, got ${ctx.columnPath} with max repetition level " +
+  require(descriptor.getMaxRepetitionLevel == 0,
+    s"FlatColumnReader needs a column without repetition, got ${ctx.columnPath} with max repetition level " +
       s"${descriptor.getMaxRepetitionLevel} and max definition level $maxDef")
 
   /** The current page's `num_nulls` when it is a v2 page of a nullable column, else -1. */

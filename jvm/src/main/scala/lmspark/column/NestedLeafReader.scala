@@ -18,10 +18,15 @@ final class NestedLevels(initial: Int = 1024) {
   def clear(): Unit = { size = 0; slots = 0 }
 
   private[column] def reserve(n: Int): Unit = if (size + n > rep.length) {
-    val cap = math.max(size + n, rep.length * 2)
+    val cap = math.min(math.max(size.toLong + n, rep.length * 2L), NestedLevels.MaxEntries.toLong).toInt
     rep = java.util.Arrays.copyOf(rep, cap)
     defs = java.util.Arrays.copyOf(defs, cap)
   }
+}
+
+object NestedLevels {
+  /** The most level entries one batch of one leaf may hold (list offsets are ints). */
+  val MaxEntries: Int = Int.MaxValue - 64
 }
 
 /** The reader of one leaf below a repeated field or an optional group (max repetition level above 0,
@@ -51,7 +56,8 @@ final class NestedLeafReader(
     records: Long,
     writer: VectorWriter,
     slotDef: Int,
-    preloaded: Dictionary = null)
+    preloaded: Dictionary = null,
+    repDefs: Array[Int] = null)
     extends LeafPageLoop(descriptor, source, records) {
 
   private[this] val maxDef = descriptor.getMaxDefinitionLevel
@@ -59,6 +65,10 @@ final class NestedLeafReader(
   private[this] val defWidth = 32 - Integer.numberOfLeadingZeros(maxDef)
   private[this] val repWidth = 32 - Integer.numberOfLeadingZeros(maxRep)
   require(slotDef >= 0 && slotDef <= maxDef, s"slot definition level $slotDef outside [0, $maxDef] (${ctx.columnPath})")
+  require(repDefs == null || repDefs.length == maxRep + 1,
+    s"repDefs needs ${maxRep + 1} entries, got ${repDefs.length} (${ctx.columnPath})")
+  /** The last definition level of the previous page when a record is open across pages, else -1. */
+  private[this] var lastDef = -1
 
   private[this] var repLv = new Array[Int](1024)
   private[this] var defLv = new Array[Int](1024)
@@ -71,6 +81,9 @@ final class NestedLeafReader(
   private[this] var open = false
 
   if (preloaded != null) install(preloaded)
+
+  /** The error for malformed input found above this reader (its leaves disagree), naming the page. */
+  def malformed(message: String): ParquetDecodeException = pages.error(message)
 
   /** Records of the row group not yet read or skipped. */
   def recordsLeft: Long = rowCount - rowsConsumed
@@ -178,6 +191,8 @@ final class NestedLeafReader(
   /** Appends entries `[from, until)` to `out` and writes their slots: values, nulls, or none. */
   private def take(from: Int, until: Int, out: NestedLevels, vector: WritableColumnVector): Unit = {
     val k = until - from
+    if (out.size.toLong + k > NestedLevels.MaxEntries)
+      throw pages.error(s"a batch of this column holds more than ${NestedLevels.MaxEntries} level entries (a list too long to assemble)")
     out.reserve(k)
     System.arraycopy(repLv, from, out.rep, out.size, k)
     System.arraycopy(defLv, from, out.defs, out.size, k)
@@ -212,8 +227,10 @@ final class NestedLeafReader(
           v1Levels(p, off, p.repetitionLevelEncoding, repWidth, repetition = true).readInts(entries, repLv, 0)
           off = levelsEnd
         } else java.util.Arrays.fill(repLv, 0, entries, 0)
-        v1Levels(p, off, p.definitionLevelEncoding, defWidth, repetition = false).readInts(entries, defLv, 0)
-        off = levelsEnd
+        if (maxDef > 0) {
+          v1Levels(p, off, p.definitionLevelEncoding, defWidth, repetition = false).readInts(entries, defLv, 0)
+          off = levelsEnd
+        } else java.util.Arrays.fill(defLv, 0, entries, 0)
         aligned = indexRows >= 0
         val nulls = check(indexRows, -1)
         initValues(p.valueEncoding, p.bytes, off, p.offset + p.length - off, entries - nulls)
@@ -222,8 +239,9 @@ final class NestedLeafReader(
         if (maxRep > 0) v2Levels(p.levelBytes, p.levelOffset, p.repLevelsLength, repWidth, repetition = true)
           .readInts(entries, repLv, 0)
         else java.util.Arrays.fill(repLv, 0, entries, 0)
-        v2Levels(p.levelBytes, p.levelOffset + p.repLevelsLength, p.defLevelsLength, defWidth, repetition = false)
-          .readInts(entries, defLv, 0)
+        if (maxDef > 0) v2Levels(p.levelBytes, p.levelOffset + p.repLevelsLength, p.defLevelsLength, defWidth,
+          repetition = false).readInts(entries, defLv, 0)
+        else java.util.Arrays.fill(defLv, 0, entries, 0)
         aligned = true
         check(if (indexRows >= 0) indexRows else p.numRows, p.numNulls)
         initValues(p.valueEncoding, p.valueBytes, p.valueOffset, p.valueLength, entries - p.numNulls)
@@ -251,6 +269,16 @@ final class NestedLeafReader(
       val d = defLv(i)
       if (r < 0 || r > maxRep) throw pages.error(s"repetition level $r outside [0, $maxRep] (level entry $i)")
       if (d < 0 || d > maxDef) throw pages.error(s"definition level $d outside [0, $maxDef] (level entry $i)")
+      if (r > 0 && repDefs != null && (i > 0 || (open && !aligned))) { // (a first entry otherwise: below)
+        val need = repDefs(r)
+        if (d < need)
+          throw pages.error(s"level entry $i repeats at level $r but its definition level $d leaves that list " +
+            s"undefined (below $need)")
+        val prev = if (i > 0) defLv(i - 1) else lastDef
+        if (prev < need)
+          throw pages.error(s"level entry $i repeats at level $r, continuing a list the previous entry left " +
+            s"empty or null (definition level $prev, below $need)")
+      }
       if (r == 0) starts += 1
       if (d < maxDef) below += 1
       i += 1
@@ -261,6 +289,7 @@ final class NestedLeafReader(
           "record boundaries in a chunk with an offset index and in v2 pages")
       if (!open) throw pages.error(s"page starts inside a record (repetition level ${repLv(0)}) but no record is open")
     }
+    if (entries > 0) lastDef = defLv(entries - 1)
     if (rows >= 0 && starts != rows)
       throw pages.error(s"data page holds $starts records per its repetition levels, but its header or offset index says $rows")
     if (nulls >= 0 && below != nulls)

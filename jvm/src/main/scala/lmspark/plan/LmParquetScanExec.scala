@@ -54,7 +54,10 @@ case class LmParquetScanExec(
   @transient private lazy val original: FileSourceScanExec = SparkScanShim.scanOf(fields)
 
   @transient private lazy val lmMetrics: Map[String, SQLMetric] =
-    LmMetrics.create(sparkContext, Guarantees.columns(translation.predicate).toSeq.sorted.map(requiredSchema(_).name))
+    LmMetrics.create(sparkContext, {
+      val ids = new lmspark.predicate.ScanColumns(requiredSchema)
+      Guarantees.columns(translation.predicate).toSeq.sorted.map(ids.name)
+    })
 
   /** The data filters lmspark can evaluate against metadata; the others stay in Spark's Filter only. */
   @transient lazy val translation: Translation =

@@ -3,7 +3,7 @@ package lmspark.predicate
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.expressions
-import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Cast, Expression, Literal}
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Cast, Expression, GetStructField, Literal}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
@@ -18,8 +18,8 @@ final case class Translation(predicate: Predicate, translated: Seq[Expression], 
 /** Translates Catalyst filter expressions into [[Predicate]]s over the requested schema.
   *
   * Each filter is split into its conjuncts; a conjunct is translated only when it is deterministic
-  * and every part of it is supported (anything else — UDFs, subqueries, nested fields, columns
-  * outside the requested schema, collated strings, casts that are not [[Values.isTermCast]] —
+  * and every part of it is supported (anything else — UDFs, subqueries, columns
+  * outside the requested schema, fields below a list or map, collated strings, casts that are not [[Values.isTermCast]] —
   * leaves the whole conjunct untranslated). A translated conjunct is TRUE on exactly the rows
   * where Catalyst's is TRUE.
   *
@@ -58,21 +58,37 @@ object CatalystTranslator {
 
   private final class Resolver(schema: StructType, caseSensitive: Boolean) {
 
-    /** The column `a` names, if it is one of the schema's, uniquely, with the same type. */
-    def column(a: AttributeReference): Option[ColumnRef] = {
+    private val ids = new ScanColumns(schema)
+
+    /** The requested column `a` names, if it is one of the schema's, uniquely, with the same type. */
+    private def requested(a: AttributeReference): Option[Int] = {
       val matches = schema.fields.indices.filter { i =>
         if (caseSensitive) schema.fields(i).name == a.name else schema.fields(i).name.equalsIgnoreCase(a.name)
       }
-      if (matches.size != 1) None
-      else {
-        val f = schema.fields(matches.head)
-        if (f.dataType == a.dataType && Values.supported(f.dataType)) Some(ColumnRef(matches.head, f.name, f.dataType))
-        else None
+      if (matches.size == 1 && schema.fields(matches.head).dataType == a.dataType) Some(matches.head) else None
+    }
+
+    /** The column `e` is: a requested column, or a struct field reached through structs only
+      * (`s.a.b`, a [[ScanColumns]] id), of a type predicates support. */
+    def column(e: Expression): Option[ColumnRef] = {
+      val id = e match {
+        case a: AttributeReference => requested(a)
+        case g: GetStructField => structPath(g).flatMap { case (top, at) => ids.structFieldId(top, at) }
+        case _ => None
       }
+      id.filter(i => ids.dataType(i) == e.dataType && Values.supported(e.dataType))
+        .map(i => ColumnRef(i, ids.name(i), ids.dataType(i)))
+    }
+
+    /** The requested column and field ordinals of a chain of `GetStructField`s over an attribute. */
+    private def structPath(e: Expression): Option[(Int, Vector[Int])] = e match {
+      case a: AttributeReference => requested(a).map(_ -> Vector.empty)
+      case GetStructField(child, ordinal, _) => structPath(child).map { case (top, at) => (top, at :+ ordinal) }
+      case _ => None
     }
 
     def term(e: Expression): Option[Term] = e match {
-      case a: AttributeReference => column(a).map(Term(_))
+      case a @ (_: AttributeReference | _: GetStructField) => column(a).map(Term(_))
       case c: Cast =>
         term(c.child).filter(t => Values.isTermCast(t.dataType, c.dataType) && Values.supported(c.dataType))
           .map(t => t.copy(casts = t.casts :+ c.dataType))
@@ -90,7 +106,7 @@ object CatalystTranslator {
       case expressions.Not(c) => predicate(c, !positive).map(Predicate.not)
       case Literal(v, BooleanType) =>
         Some(if (v == null) alwaysNull(positive) else if (v == true) True else False)
-      case a: AttributeReference if a.dataType == BooleanType =>
+      case a @ (_: AttributeReference | _: GetStructField) if a.dataType == BooleanType =>
         term(a).map(Compare(_, CompareOp.Eq, true))
 
       case expressions.EqualTo(l, r) => compare(CompareOp.Eq, l, r, positive)

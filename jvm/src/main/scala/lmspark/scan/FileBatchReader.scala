@@ -13,7 +13,7 @@ import org.apache.spark.sql.execution.vectorized.{ConstantColumnVector, OffHeapC
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
-import lmspark.column.ColumnReaderFactory
+import lmspark.column.{ColumnReaderFactory, NestedColumnReader, NestedShape}
 import lmspark.io.{FetchingStream, PageSource}
 import lmspark.meta.{FooterChecks, OpenFile}
 import lmspark.plan.ScanMetrics
@@ -63,7 +63,7 @@ final class FileBatchReader(
     else OnHeapColumnVector.allocateColumns(capacity, settings.requiredSchema).toArray
 
   /** Indexes (into the requested schema) of the columns this file has. */
-  private val presentColumns: Array[Int] = plan.columns.indices.filter { i =>
+  private val presentColumns: Array[Int] = settings.requiredSchema.indices.filter { i =>
     plan.columns(i) match {
       case ColumnPlan.Missing =>
         dataVectors(i).putNulls(0, capacity)
@@ -179,23 +179,40 @@ final class FileBatchReader(
           p
         }
     }
-    // The columns still to read, in one fetch (cached columns are copied, sources the pass opened reopen).
-    stages.fetchRest(block, rowGroup, presentColumns.filter(i => !cachedColumns.contains(i) && !refetch.contains(i)))
+    // The leaf chunks still to read, in one fetch (cached columns are copied, sources the pass opened reopen).
     val fromCache = presentColumns.map(i => cachedColumns.getOrElse(i, null))
+    stages.fetchRest(block, rowGroup, presentColumns.indices.filter(k => fromCache(k) == null)
+      .flatMap(k => plan.readColumns(presentColumns(k))).filter(c => !refetch.contains(c)))
     val readers = guarded {
       batches.prepare(presentColumns.length)
       presentColumns.indices.toArray.map { k =>
         val i = presentColumns(k)
-        val ColumnPlan.Present(descriptor, sparkType, options) = plan.columns(i): @unchecked
-        val fetch = rowGroup.fetches(i)
-        metrics.pagesPruned += fetch.fold(0)(_.pruned)
-        metrics.pagesTotal += fetch.fold(0)(_.locations.pages)
-        if (fromCache(k) != null) null // copied from the predicate cache
-        else {
-          val pages = refetch.get(i).fold(sources.open(block, rowGroup, i, descriptor, fetch))(_.reopen())
+        def pagesOf(c: Int, descriptor: ColumnDescriptor): PageSource = {
+          val fetch = rowGroup.fetches(c)
+          metrics.pagesPruned += fetch.fold(0)(_.pruned)
+          metrics.pagesTotal += fetch.fold(0)(_.locations.pages)
+          val pages = refetch.get(c).fold(sources.open(block, rowGroup, c, descriptor, fetch))(_.reopen())
           batches.opening(k, pages, fetch.isDefined)
-          ColumnReaderFactory.create(descriptor, sparkType, pages, block.getRowCount,
-            options.copy(preserveDictionary = settings.preserveDictionary), rowGroup.dictionaries.get(i).map(_.dictionary))
+          pages
+        }
+        plan.columns(i) match {
+          case _ if fromCache(k) != null => // copied from the predicate cache
+            val fetch = rowGroup.fetches(i)
+            metrics.pagesPruned += fetch.fold(0)(_.pruned)
+            metrics.pagesTotal += fetch.fold(0)(_.locations.pages)
+            null
+          case ColumnPlan.Present(descriptor, sparkType, options) =>
+            ColumnReaderFactory.create(descriptor, sparkType, pagesOf(i, descriptor), block.getRowCount,
+              options.copy(preserveDictionary = settings.preserveDictionary), rowGroup.dictionaries.get(i).map(_.dictionary))
+          case ColumnPlan.Nested(shape) =>
+            val leaves = NestedShape.leaves(shape).map { leaf =>
+              val ColumnPlan.Present(descriptor, sparkType, options) = plan.columns(leaf.column): @unchecked
+              ColumnReaderFactory.createNestedLeaf(descriptor, sparkType, pagesOf(leaf.column, descriptor),
+                block.getRowCount, options, leaf.slotDef, leaf.repDefs,
+                rowGroup.dictionaries.get(leaf.column).map(_.dictionary))
+            }
+            new NestedColumnReader(shape, leaves.toArray, capacity)
+          case ColumnPlan.Missing => throw new IllegalStateException(s"internal error: column $i is not present")
         }
       }
     }

@@ -12,8 +12,9 @@ import org.apache.parquet.schema.Type.Repetition
 import org.apache.spark.sql.execution.datasources.parquet.ParquetUtils
 import org.apache.spark.sql.types._
 
-import lmspark.column.{ColumnReadOptions, ColumnReaderFactory, RebaseCheck}
-import lmspark.shim.SparkInternals
+import lmspark.column.{ColumnReadOptions, ColumnReaderFactory, NestedShape, RebaseCheck}
+import lmspark.predicate.ScanColumns
+import lmspark.shim.{ParquetColumns, SparkInternals}
 
 /** How one requested column is read from one file. */
 sealed trait ColumnPlan
@@ -23,16 +24,29 @@ object ColumnPlan {
       options: ColumnReadOptions) extends ColumnPlan
   /** The file lacks the column: it reads as nulls. */
   case object Missing extends ColumnPlan
+  /** A nested requested column (struct, list, map): its leaves are plan columns of their own. */
+  final case class Nested(shape: NestedShape) extends ColumnPlan
 }
 
 /**
- * What lmspark will read from one file: one [[ColumnPlan]] per requested column, in the order of
- * the requested schema. Built from the footer alone; when lmspark cannot read the file, building
- * it gives the reason instead, and the file goes to Spark's reader.
+ * What lmspark will read from one file: one [[ColumnPlan]] per plan column. The plan's column ids
+ * are the scan's ([[ScanColumns]]: the requested columns, then the struct fields filters may name),
+ * then the other leaves of the file's nested columns; each leaf chunk read has one id, whether it
+ * is a flat requested column, a struct field or a leaf below a list. Built from the footer alone;
+ * when lmspark cannot read the file, building it gives the reason instead, and the file goes to
+ * Spark's reader.
  */
 final case class FileReadPlan(columns: IndexedSeq[ColumnPlan]) {
-  /** The leaves read from the file (projected or filtered), in requested order. */
+  /** The leaves read from the file (projected or filtered), in id order. */
   def leaves: Seq[ColumnDescriptor] = columns.collect { case p: ColumnPlan.Present => p.descriptor }
+
+  /** The plan columns whose chunks reading column `col` takes: itself (a leaf), its leaves (nested),
+    * or none (missing). */
+  def readColumns(col: Int): Seq[Int] = columns(col) match {
+    case _: ColumnPlan.Present => Seq(col)
+    case ColumnPlan.Missing => Nil
+    case ColumnPlan.Nested(shape) => NestedShape.leaves(shape).map(_.column).distinct
+  }
 }
 
 object FileReadPlan {
@@ -68,8 +82,50 @@ object FileReadPlan {
       if (matchById && ParquetUtils.hasFieldId(field)) byId.getOrElse(ParquetUtils.getFieldId(field), Nil)
       else byName.getOrElse(if (settings.caseSensitive) field.name else field.name.toLowerCase(Locale.ROOT), Nil)
 
-    def resolve(field: StructField): Either[String, ColumnPlan] =
-      candidates(field) match {
+    val ids = new ScanColumns(requiredSchema)
+    val leafPlans = scala.collection.mutable.ArrayBuffer.fill[ColumnPlan](ids.count - ids.requested)(ColumnPlan.Missing)
+
+    def leafOptions(dt: DataType): ColumnReadOptions = ColumnReadOptions(
+      rebaseCheck = if (usesDatetimeRebase(dt)) rebase else RebaseCheck.None,
+      int96Rebase = if (dt == TimestampType) int96Rebase else RebaseCheck.None,
+      int96ConvertTz = if (dt == TimestampType) int96ConvertTz else None)
+
+    /** Why leaf `descriptor` cannot be read as `dt` (the leaf, then each of its chunks), if so. */
+    def leafRefusal(name: String, descriptor: ColumnDescriptor, dt: DataType): Option[String] =
+      ColumnReaderFactory.unsupportedReason(descriptor, dt).map(why => s"column $name: $why").orElse(
+        footer.getBlocks.asScala.iterator
+          .flatMap(b => findChunk(b, descriptor))
+          .flatMap(c => ColumnReaderFactory.unsupportedReason(descriptor, dt, c))
+          .take(1).toList.headOption.map(why => s"column $name: $why"))
+
+    def nested(i: Int, field: StructField): Either[String, ColumnPlan] = {
+      val node = try ParquetColumns.of(fileSchema, StructType(Seq(field)), settings.caseSensitive, matchById,
+          settings.nullStructIfFieldsMissing).head
+        catch { case scala.util.control.NonFatal(e) => return Left(s"column ${field.name}: Spark's schema clipping failed: $e") }
+      val builder = new NestedReadPlan(fileSchema, (descriptor, dt, ordinals) => {
+        val name = descriptor.getPath.mkString(".")
+        leafRefusal(name, descriptor, dt).toLeft(()).map { _ =>
+          val plan = ColumnPlan.Present(descriptor, dt, leafOptions(dt))
+          ordinals.flatMap(o => ids.structFieldId(i, o)) match {
+            case Some(id) => leafPlans(id - ids.requested) = plan; id
+            case None => leafPlans += plan; ids.requested + leafPlans.length - 1
+          }
+        }
+      })
+      builder.shape(field, node).map {
+        case _: NestedShape.Absent => ColumnPlan.Missing
+        case s if NestedShape.leaves(s).isEmpty => ColumnPlan.Missing
+        case s => ColumnPlan.Nested(s)
+      }
+    }
+
+    def resolve(i: Int, field: StructField): Either[String, ColumnPlan] =
+      if (field.dataType.isInstanceOf[StructType] || field.dataType.isInstanceOf[ArrayType] ||
+          field.dataType.isInstanceOf[MapType]) {
+        if (unknownLogicalTypes.nonEmpty && candidates(field).exists(t => unknownLogicalTypes.exists(u => containsName(t, u))))
+          Left(s"column ${field.name}: its logical type is unknown to this Spark line's parquet-java")
+        else nested(i, field)
+      } else candidates(field) match {
         case Seq() if !field.nullable => Left(s"required column ${field.name} is missing in the file")
         case Seq() => Right(ColumnPlan.Missing)
         case Seq(t) if !t.isPrimitive => Left(s"column ${field.name} is not a primitive column in the file")
@@ -78,30 +134,23 @@ object FileReadPlan {
           Left(s"column ${field.name}: its logical type is unknown to this Spark line's parquet-java")
         case Seq(t) =>
           val descriptor = fileSchema.getColumnDescription(Array(t.getName))
-          val options = ColumnReadOptions(
-            rebaseCheck = if (usesDatetimeRebase(field.dataType)) rebase else RebaseCheck.None,
-            int96Rebase = if (field.dataType == TimestampType) int96Rebase else RebaseCheck.None,
-            int96ConvertTz = if (field.dataType == TimestampType) int96ConvertTz else None)
-          for {
-            _ <- ColumnReaderFactory.unsupportedReason(descriptor, field.dataType)
-              .map(why => s"column ${field.name}: $why").toLeft(())
-            _ <- footer.getBlocks.asScala.iterator
-              .flatMap(b => findChunk(b, descriptor))
-              .flatMap(c => ColumnReaderFactory.unsupportedReason(descriptor, field.dataType, c))
-              .take(1).toList.headOption.map(why => s"column ${field.name}: $why").toLeft(())
-          } yield ColumnPlan.Present(descriptor, field.dataType, options)
+          leafRefusal(field.name, descriptor, field.dataType).toLeft(ColumnPlan.Present(descriptor, field.dataType,
+            leafOptions(field.dataType)))
         case many if matchById && ParquetUtils.hasFieldId(field) =>
           Left(s"column ${field.name} matches ${many.size} fields by field id")
         case many => Left(s"column ${field.name} matches ${many.size} fields case-insensitively")
       }
 
     val plans = IndexedSeq.newBuilder[ColumnPlan]
-    val it = requiredSchema.fields.iterator
-    while (it.hasNext) resolve(it.next()) match {
-      case Right(p) => plans += p
-      case Left(why) => return Left(why)
+    var i = 0
+    while (i < requiredSchema.length) {
+      resolve(i, requiredSchema.fields(i)) match {
+        case Right(p) => plans += p
+        case Left(why) => return Left(why)
+      }
+      i += 1
     }
-    val result = plans.result()
+    val result = plans.result() ++ leafPlans
     if (matchById) {
       // By id and by name, two read columns can land on one file column; Spark's answer for that
       // is its own business, so such files go to Spark's reader.
@@ -117,6 +166,9 @@ object FileReadPlan {
     case DateType | TimestampType | TimestampNTZType => true
     case _ => false
   }
+
+  private def containsName(t: Type, name: String): Boolean =
+    t.getName == name || (!t.isPrimitive && t.asGroupType.getFields.asScala.exists(containsName(_, name)))
 
   private def containsFieldIds(t: Type): Boolean =
     t.getId != null || (!t.isPrimitive && t.asGroupType.getFields.asScala.exists(containsFieldIds))

@@ -57,12 +57,15 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
     val it = order.iterator
     while (it.hasNext && selection.selectedCount > 0) {
       val col = it.next()
-      val field = settings.requiredSchema(col)
-      val filter = new VectorFilter(filters(col), lmspark.predicate.ColumnRef(col, field.name, field.dataType))
+      val name = settings.columns.name(col)
+      val dataType = settings.columns.dataType(col)
+      val filter = new VectorFilter(filters(col), lmspark.predicate.ColumnRef(col, name, dataType))
       val before = selection.selectedCount
       selection = plan.columns(col) match {
         case ColumnPlan.Missing =>
           if (filter.nullPasses) selection else RowSelection.none(rowCount)
+        case _: ColumnPlan.Nested =>
+          throw new IllegalStateException(s"internal error: a filter on nested column $name")
         case ColumnPlan.Present(descriptor, sparkType, options) =>
           // A scattered selection is not walked run by run: the column is decoded on every row of
           // the row group's initial selection, and rows already dropped simply fail.
@@ -74,7 +77,7 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
           val reader = ColumnReaderFactory.create(descriptor, sparkType, pages, rowCount,
             options.copy(preserveDictionary = settings.dictionaryPredicates || settings.preserveDictionary),
             rowGroup.dictionaries.get(col).map(_.dictionary))
-          val column = cache.column(col, field.dataType)
+          val column = cache.column(col, dataType)
           try {
             val next = narrow(walk, if (scattered) selection.toMask.toWords else null, reader, filter, column)
             if (column.complete) cached += col -> column
@@ -83,7 +86,7 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
       }
       val after = selection.selectedCount
       rule.record(col, before, after)
-      metrics.rowsPassing.get(field.name).foreach(_ += after)
+      metrics.rowsPassing.get(name).foreach(_ += after)
     }
     opened.values.foreach { s => metrics.predicatePagesDecoded += s.dataPagesRead; metrics.bytesRead += s.bytesRead }
     Outcome(selection, cached, opened)
@@ -93,7 +96,7 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
   private def costPerRow(block: BlockMetaData, col: Int): Double = plan.columns(col) match {
     case ColumnPlan.Present(descriptor, _, _) =>
       FileReadPlan.chunkOf(block, descriptor).getTotalUncompressedSize.toDouble / math.max(1L, block.getRowCount)
-    case ColumnPlan.Missing => 0.0
+    case _ => 0.0
   }
 
   /** The rows of `selection` where `filter` is TRUE and, when `alive` (mask words over the row

@@ -64,6 +64,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       sessionTimeZone = sqlConf.sessionLocalTimeZone,
       useFieldId = sqlConf.parquetFieldIdReadEnabled,
       ignoreMissingFieldId = sqlConf.ignoreMissingParquetFieldId,
+      nullStructIfFieldsMissing = lmspark.shim.ParquetClip.nullStructIfFieldsMissing(sqlConf),
       verifyChecksums = LmConf.VERIFY_CHECKSUMS.get(sqlConf),
       preserveDictionary = LmConf.DICTIONARY_PRESERVE.get(sqlConf),
       predicate = predicate,

@@ -2,7 +2,7 @@ package lmspark.scan
 
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 
-import lmspark.column.ColumnReader
+import lmspark.column.{ColumnReader, NestedColumnReader}
 import lmspark.io.PageSource
 import lmspark.plan.ScanMetrics
 import lmspark.selection.{RowSelection, SelectionCursor, SelectionStrategy}
@@ -20,10 +20,10 @@ import lmspark.selection.{RowSelection, SelectionCursor, SelectionStrategy}
 private[scan] final class RowGroupBatches(capacity: Int, vectors: Array[WritableColumnVector], metrics: ScanMetrics) {
 
   private[this] var readers: Array[ColumnReader] = Array.empty
-  /** The page source of each reader, for page counts and errors. */
-  private[this] var opened: Array[PageSource] = Array.empty
-  /** Whether the offset index gave the page count of each source's chunk. */
-  private[this] var pagesKnown: Array[Boolean] = Array.empty
+  /** The page sources of each reader (a nested column's: one per leaf), for page counts and errors. */
+  private[this] var opened: Array[List[PageSource]] = Array.empty
+  /** Per source: whether the offset index gave the page count of its chunk. */
+  private[this] var pagesKnown = scala.collection.mutable.Map.empty[PageSource, Boolean]
   /** Per present column: the cached filter column that gives its values in this row group, or null. */
   private[this] var cached: Array[PredicateCache.Column] = Array.empty
   /** Columns of the current row group that come from the cache. */
@@ -48,17 +48,24 @@ private[scan] final class RowGroupBatches(capacity: Int, vectors: Array[Writable
 
   /** The current page of the running column's source (`, page ...`), or "". */
   def runningPage: String =
-    if (running >= 0 && running < opened.length && opened(running) != null) s", ${opened(running).describeCurrentPage}"
-    else ""
+    if (running < 0 || running >= opened.length || opened(running).isEmpty) ""
+    else {
+      val sources = opened(running).reverse
+      val leaf = if (running < readers.length) readers(running) match {
+        case n: NestedColumnReader => math.max(0, n.runningLeaf)
+        case _ => 0
+      } else 0
+      s", ${sources(math.min(leaf, sources.length - 1)).describeCurrentPage}"
+    }
 
   /** The row group's readers are being made: `opened` and `pagesKnown` are filled in as they are. */
   def prepare(columns: Int): Unit = {
-    opened = new Array[PageSource](columns)
-    pagesKnown = new Array[Boolean](columns)
+    opened = Array.fill(columns)(Nil)
+    pagesKnown.clear()
   }
 
-  /** Records present column `k`'s page source (`known`: the offset index gives its page count). */
-  def opening(k: Int, source: PageSource, known: Boolean): Unit = { opened(k) = source; pagesKnown(k) = known }
+  /** Records a page source of present column `k` (`known`: the offset index gives its page count). */
+  def opening(k: Int, source: PageSource, known: Boolean): Unit = { opened(k) ::= source; pagesKnown(source) = known }
 
   /** Starts a row group: its `readers` and `fromCache` columns (one of the two per present column),
     * its `selection` (None: every row of `rowCount`); returns the rows it yields. */
@@ -169,13 +176,12 @@ private[scan] final class RowGroupBatches(capacity: Int, vectors: Array[Writable
     * data pages it read toward the total; sources read window by window, so they are counted once
     * done) and closes its readers. */
   def finish(): Unit = {
-    opened.indices.foreach { k =>
-      if (opened(k) != null) {
-        metrics.pagesRead += opened(k).dataPagesRead
-        metrics.bytesRead += opened(k).bytesRead
-        if (!pagesKnown(k)) metrics.pagesTotal += opened(k).dataPagesRead
-      }
-    }
+    opened.foreach(_.foreach { s =>
+      metrics.pagesRead += s.dataPagesRead
+      metrics.bytesRead += s.bytesRead
+      if (!pagesKnown(s)) metrics.pagesTotal += s.dataPagesRead
+    })
+    pagesKnown.clear()
     readers.foreach(r => if (r != null) r.close())
     readers = Array.empty
     opened = Array.empty

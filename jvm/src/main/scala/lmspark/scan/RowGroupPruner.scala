@@ -81,12 +81,12 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
 
   private def sparkValues(col: Int): Option[SparkValues] = values.getOrElseUpdate(col, plan.columns(col) match {
     case ColumnPlan.Present(descriptor, sparkType, options) => SparkValues.forColumn(descriptor, sparkType, options)
-    case ColumnPlan.Missing => None
+    case _ => None
   })
 
   private def chunk(block: BlockMetaData, col: Int): Option[ColumnChunkMetaData] = plan.columns(col) match {
     case ColumnPlan.Present(descriptor, _, _) => Some(FileReadPlan.chunkOf(block, descriptor))
-    case ColumnPlan.Missing => None
+    case _ => None // missing, or nested (its leaves are columns of their own)
   }
 
   /** Where column `col`'s chunk metadata of the split's `blockIndex`-th row group is kept in the
@@ -94,7 +94,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
   private def cachePart(col: Int, blockIndex: Int, part: (Int, Seq[String]) => MetadataCache.Part): MetadataCache.Part =
     plan.columns(col) match {
       case ColumnPlan.Present(d, _, _) => part(file.rowGroupIndex(blockIndex), d.getPath.toSeq)
-      case ColumnPlan.Missing => part(file.rowGroupIndex(blockIndex), Seq(settings.requiredSchema(col).name))
+      case _ => part(file.rowGroupIndex(blockIndex), Seq(settings.columns.name(col)))
     }
 
   /** Dictionaries are cached only for scans that do not verify page checksums (one that does must
@@ -103,7 +103,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
 
   private def context(col: Int, blockIndex: Int): ChunkContext = plan.columns(col) match {
     case ColumnPlan.Present(d, _, _) => sources.context(blockIndex, d)
-    case ColumnPlan.Missing => new ChunkContext(file.path.toString, settings.requiredSchema(col).name, file.rowGroupIndex(blockIndex))
+    case _ => new ChunkContext(file.path.toString, settings.columns.name(col), file.rowGroupIndex(blockIndex))
   }
 
   /** Dictionaries read while deciding the current row group, by requested column. */
@@ -199,6 +199,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
   private def columnStats(block: BlockMetaData, col: Int, rowCount: Long, count: Boolean): Option[ColumnStats] =
     plan.columns(col) match {
       case ColumnPlan.Missing => Some(ColumnStats(None, None, Some(rowCount), rowCount))
+      case _: ColumnPlan.Nested => None // never a predicate column
       case _: ColumnPlan.Present =>
         val c = chunk(block, col).get
         val s: org.apache.parquet.column.statistics.Statistics[_] = c.getStatistics

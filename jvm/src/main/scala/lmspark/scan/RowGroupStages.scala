@@ -49,12 +49,13 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
     d
   }
 
-  /** `cols` (requested-column indexes) of `p` that the file has, with their leaf and fetch. */
+  /** The leaf chunks reading `cols` (plan columns) of `p` takes ([[FileReadPlan.readColumns]]), with
+    * their plan column and fetch. */
   private def leaves(p: RowGroupPlan, cols: Iterable[Int]): Seq[(Int, ColumnDescriptor, Option[ColumnFetch])] =
-    cols.toSeq.sorted.flatMap(i => plan.columns(i) match {
-      case ColumnPlan.Present(d, _, _) => Some((i, d, p.fetches(i)))
-      case ColumnPlan.Missing => None
-    })
+    cols.toSeq.flatMap(plan.readColumns).distinct.sorted.map { i =>
+      val ColumnPlan.Present(d, _, _) = plan.columns(i): @unchecked
+      (i, d, p.fetches(i))
+    }
 
   /** The columns a row group's first fetch takes: all of them when it is decoded whole, or when
     * the page index left few candidate pages (`singleStageMaxBytes` over all columns: one round trip
@@ -156,7 +157,7 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
   def fetchFirst(block: BlockMetaData, p: RowGroupPlan, filters: Map[Int, Predicate]): Unit =
     stageFetches ::= firstStage(block, p, filters, whole = false).fetch(block, p)
 
-  /** Fetches `columns` (requested-column indexes) of `rowGroup`, the stage that reads them; its few
+  /** Fetches `columns` (plan columns) of `rowGroup`, the stage that reads them; its few
     * candidate pages spread as [[spread]] says. */
   def fetchRest(block: BlockMetaData, rowGroup: RowGroupPlan, columns: Iterable[Int]): Unit = {
     val rest = leaves(rowGroup, columns)

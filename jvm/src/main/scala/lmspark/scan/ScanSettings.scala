@@ -10,7 +10,8 @@ import lmspark.predicate.Predicate
  *
  * The datetime fields are Spark's read-side rules: rebase modes (the read options' or the
  * session's), `spark.sql.parquet.int96TimestampConversion` with the session time zone; the field-id
- * fields are `spark.sql.parquet.fieldId.read.enabled` / `.ignoreMissing`. `predicate` is the scan's
+ * fields are `spark.sql.parquet.fieldId.read.enabled` / `.ignoreMissing`; `nullStructIfFieldsMissing` is
+ * Spark 4.1+'s `spark.sql.legacy.parquet.returnNullStructIfAllFieldsMissing` (always true before). `predicate` is the scan's
  * translated `dataFilters` (over `requiredSchema`), used only to skip what cannot pass; the
  * pruning flags are lmspark's `spark.lmspark.pruning.*` / `pageIndex` switches; the pipeline fields are
  * the `spark.lmspark.lateMaterialization.*`, `dictionaryPredicates` and `predicateCache` flags; the
@@ -28,6 +29,7 @@ final case class ScanSettings(
     sessionTimeZone: String = "UTC",
     useFieldId: Boolean = false,
     ignoreMissingFieldId: Boolean = false,
+    nullStructIfFieldsMissing: Boolean = true,
     verifyChecksums: Boolean = false,
     preserveDictionary: Boolean = true,
     predicate: Predicate = Predicate.True,
@@ -47,4 +49,8 @@ final case class ScanSettings(
     scatteredFraction: Double = 0.25,
     narrowColumns: Int = 1,
     exploreEvery: Int = 8,
-    selectionThreshold: Int = 11)
+    selectionThreshold: Int = 11) {
+
+  /** The scan's column ids (requested columns, then struct fields), as predicates name them. */
+  @transient lazy val columns: lmspark.predicate.ScanColumns = new lmspark.predicate.ScanColumns(requiredSchema)
+}
