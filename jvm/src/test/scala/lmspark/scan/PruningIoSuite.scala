@@ -15,7 +15,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import lmspark.plan.LmMetrics
 import lmspark.testutil.{LmSparkSession, RecordingFileSystem}
 
-/** What lmspark reads from disk when it prunes: every byte range read by a query is recorded by
+/** What lmspark reads from disk when it prunes (flat and nested columns): every byte range read by a query is recorded by
   * [[RecordingFileSystem]] and checked against the file's layout. The file holds `id` = 0, 1, 2, ...
   * in order, so the rows a range filter on `id` passes are known exactly; the oracle takes the
   * layout from parquet-java's own footer, column index and offset index. With
@@ -30,7 +30,13 @@ class PruningIoSuite extends AnyFunSuite with LmSparkSession {
     val dir = newDir("layout")
     spark.range(0, 200000, 1, 1)
       .select(col("id"), (col("id") * 7 % 1000).as("v"),
-        concat(lit("s"), (col("id") % 5000).cast("string")).as("s"), (col("id") / 3.0).as("d"))
+        concat(lit("s"), (col("id") % 5000).cast("string")).as("s"), (col("id") / 3.0).as("d"),
+        // Nested columns: a struct whose field `a` is `id` (filters on it prune like on `id`), a list
+        // of 0-3 strings (some null), and a list of structs.
+        struct(col("id").as("a"), (col("id") % 97).cast("string").as("b")).as("st"),
+        expr("transform(sequence(0, CAST(id % 4 AS INT) - 1), i -> IF(i = 1, NULL, CAST(id + i AS STRING)))").as("tags"),
+        expr("transform(sequence(0, CAST(id % 3 AS INT)), i -> named_struct('x', CAST(i AS INT), 'y', CAST(id AS STRING)))")
+          .as("items"))
       .write
       .option("parquet.block.size", 512 * 1024)
       .option("parquet.page.row.count.limit", 2000)
@@ -48,8 +54,9 @@ class PruningIoSuite extends AnyFunSuite with LmSparkSession {
   }
 
   /** (byte ranges lmspark may read, data pages it must read) for rows with `lo <= id <= hi`, in the
-    * projected columns `columns`. */
-  private def expectedLayout(lo: Long, hi: Long, columns: Seq[String]): (Seq[Range], Seq[Range]) = {
+    * projected columns `columns` (every leaf of a nested one); `filtered` is the leaf the filter
+    * reads (`id`, or `st.a`, which equals it). */
+  private def expectedLayout(lo: Long, hi: Long, columns: Seq[String], filtered: String = "id"): (Seq[Range], Seq[Range]) = {
     val reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(file.getAbsolutePath), new Configuration()))
     try {
       val footer = reader.getFooter
@@ -64,7 +71,7 @@ class PruningIoSuite extends AnyFunSuite with LmSparkSession {
           Option(c.getColumnIndexReference).foreach(r => allowed += Range(r.getOffset, r.getOffset + r.getLength))
           Option(c.getOffsetIndexReference).foreach(r => allowed += Range(r.getOffset, r.getOffset + r.getLength))
         }
-        val idChunk = chunks.find(_.getPath.toDotString == "id").get
+        val idChunk = chunks.find(_.getPath.toDotString == filtered).get
         val st = idChunk.getStatistics
         val min = st.genericGetMin.asInstanceOf[java.lang.Long].longValue
         val max = st.genericGetMax.asInstanceOf[java.lang.Long].longValue
@@ -80,7 +87,8 @@ class PruningIoSuite extends AnyFunSuite with LmSparkSession {
           (0 until oi.getPageCount).filter(i => maxs(i) >= lo && mins(i) <= hi)
             .foreach(i => allowed += Range(oi.getOffset(i), oi.getOffset(i) + oi.getCompressedPageSize(i)))
           if (idChunk.hasDictionaryPage) allowed += Range(idChunk.getStartingPos, idChunk.getFirstDataPageOffset)
-          chunks.filter(c => columns.contains(c.getPath.toDotString)).foreach { c =>
+          chunks.filter(c => columns.exists(p => c.getPath.toDotString == p || c.getPath.toDotString.startsWith(p + ".")))
+            .foreach { c =>
             if (c.hasDictionaryPage) allowed += Range(c.getStartingPos, c.getFirstDataPageOffset)
             val coi = reader.readOffsetIndex(c)
             (0 until coi.getPageCount).foreach { i =>
@@ -88,7 +96,7 @@ class PruningIoSuite extends AnyFunSuite with LmSparkSession {
               if (passFrom < pe && ps < passUntil)
                 needed += Range(coi.getOffset(i), coi.getOffset(i) + coi.getCompressedPageSize(i))
             }
-          }
+            }
         }
       }
       val n = needed.result()
@@ -122,19 +130,20 @@ class PruningIoSuite extends AnyFunSuite with LmSparkSession {
   private def metric(df: DataFrame, name: String): Long =
     lmScans(df.queryExecution.executedPlan).map(_.metrics(name).value).sum
 
-  private def checkReads(where: String, lo: Long, hi: Long, columns: Seq[String]): Unit = {
+  private def checkReads(where: String, lo: Long, hi: Long, columns: Seq[String], filtered: String = "id"): Unit = {
     withConf("spark.lmspark.io.maxCoalesceGap" -> "0") {
       val df = spark.read.parquet(recordingPath).where(where).select(columns.map(col): _*)
       RecordingFileSystem.clear()
       df.collect()
       val reads = RecordingFileSystem.reads(file.getAbsolutePath)
-      val (allowed, needed) = expectedLayout(lo, hi, columns)
+      val (allowed, needed) = expectedLayout(lo, hi, columns, filtered)
       val stray = reads.filterNot(r => allowed.exists(_.contains(r)))
       assert(stray.isEmpty, s"$where: reads outside the needed pages: ${stray.take(10).map(describe)}")
       val missed = needed.filterNot(p => reads.exists(p.overlaps))
       assert(missed.isEmpty, s"$where: needed pages never read: ${missed.take(10)}")
       assert(needed.nonEmpty || metric(df, LmMetrics.RowGroupsRead) == 0)
       assert(metric(df, LmMetrics.PagesPruned) > 0, s"$where: nothing was pruned")
+      assert(metric(df, LmMetrics.FilesFallback) == 0, s"$where: a file was handed to Spark's reader")
       checkSparkAnswerAndLmUsed(spark.read.parquet(file.getAbsolutePath).where(where).select(columns.map(col): _*))
     }
   }
@@ -164,6 +173,23 @@ class PruningIoSuite extends AnyFunSuite with LmSparkSession {
     }
     val boundary = blocks.head
     checkReads(s"id BETWEEN ${boundary - 1500} AND ${boundary + 1500}", boundary - 1500, boundary + 1500, Seq("id", "s"))
+  }
+
+  test("output-only nested columns read only the pages holding a surviving record (offset index first_row_index)") {
+    checkReads("id >= 100000 AND id < 103000", 100000, 102999, Seq("id", "tags", "items", "st"))
+    checkReads("id = 123457", 123457, 123457, Seq("id", "items"))
+  }
+
+  test("a filter on a struct field prunes pages by its column index, and reads the other columns' surviving pages") {
+    checkReads("st.a >= 100000 AND st.a < 103000", 100000, 102999, Seq("id", "tags", "st"), filtered = "st.a")
+    checkReads("st.a = 123457", 123457, 123457, Seq("st", "items"), filtered = "st.a")
+  }
+
+  test("a filter on a struct field prunes row groups by statistics") {
+    val df = spark.read.parquet(recordingPath).where("st.a > 300000").select("id", "st")
+    assert(df.collect().isEmpty)
+    assert(metric(df, LmMetrics.RowGroupsRead) == 0)
+    assert(metric(df, LmMetrics.PrunedByStatistics) == metric(df, LmMetrics.RowGroupsTotal))
   }
 
   test("a filter that no row passes reads no data page") {
