@@ -24,6 +24,24 @@ final class NestedLevels(initial: Int = 1024) {
   }
 }
 
+object NestedLeafReader {
+  /** For each repetition level r of leaf `d` of `schema` (1 to its maximum), the definition level of
+    * its r-th repeated ancestor (the leaf itself when it repeats); index 0 is unused. */
+  def repDefs(schema: org.apache.parquet.schema.MessageType, d: ColumnDescriptor): Array[Int] = {
+    import org.apache.parquet.schema.Type
+    val out = new Array[Int](d.getMaxRepetitionLevel + 1)
+    var t: Type = schema
+    var defs = 0
+    var reps = 0
+    d.getPath.foreach { name =>
+      t = t.asGroupType.getType(name)
+      if (!t.isRepetition(Type.Repetition.REQUIRED)) defs += 1
+      if (t.isRepetition(Type.Repetition.REPEATED)) { reps += 1; out(reps) = defs }
+    }
+    out
+  }
+}
+
 object NestedLevels {
   /** The most level entries one batch of one leaf may hold (list offsets are ints). */
   val MaxEntries: Int = Int.MaxValue - 64

@@ -60,7 +60,7 @@ private[scan] final class NestedReadPlan(
             val descriptor = fileSchema.getColumnDescription(clipped.getPath)
             if (descriptor != clipped) Left(s"field $name: its levels differ between the file and Spark's clipped schema")
             else leafColumn(descriptor, dt, ordinals).map(id =>
-              NestedShape.Leaf(dt, id, node.definitionLevel, slotRep, slotDef, NestedReadPlan.repDefs(fileSchema, descriptor)))
+              NestedShape.Leaf(dt, id, node.definitionLevel, slotRep, slotDef, lmspark.column.NestedLeafReader.repDefs(fileSchema, descriptor)))
         }
     }
   }
@@ -81,18 +81,4 @@ private[scan] object NestedReadPlan {
     }
   }
 
-  /** For each repetition level r of leaf `d` (1 to its maximum), the definition level of its r-th
-    * repeated ancestor (the leaf itself when it repeats); index 0 is unused. */
-  def repDefs(schema: MessageType, d: ColumnDescriptor): Array[Int] = {
-    val out = new Array[Int](d.getMaxRepetitionLevel + 1)
-    var t: Type = schema
-    var defs = 0
-    var reps = 0
-    d.getPath.foreach { name =>
-      t = t.asGroupType.getType(name)
-      if (!t.isRepetition(Type.Repetition.REQUIRED)) defs += 1
-      if (t.isRepetition(Type.Repetition.REPEATED)) { reps += 1; out(reps) = defs }
-    }
-    out
-  }
 }

@@ -27,8 +27,9 @@ class NestedPagesSuite extends AnyFunSuite {
 
   /** `optional group a (LIST) { repeated group list { optional int32 element } }`: max repetition
     * level 1, max definition level 3. */
-  private val descriptor = MessageTypeParser.parseMessageType(
-    "message m { optional group a (LIST) { repeated group list { optional int32 element; } } }").getColumns.get(0)
+  private val listSchema = MessageTypeParser.parseMessageType(
+    "message m { optional group a (LIST) { repeated group list { optional int32 element; } } }")
+  private val descriptor = listSchema.getColumns.get(0)
 
   /** One level entry: repetition level, definition level, value (when defined). */
   private final case class Entry(rep: Int, defn: Int, value: Int)
@@ -73,7 +74,8 @@ class NestedPagesSuite extends AnyFunSuite {
       d: org.apache.parquet.column.ColumnDescriptor = descriptor): NestedLeafReader = {
     val ctx = new ChunkContext("crafted.parquet", "a.list.element", 3)
     new NestedLeafReader(d, PageSource.fromBytes(chunk, 0, chunk.length, ctx, CompressionCodecName.UNCOMPRESSED),
-      records, VectorWriter.Ints, slotDef)
+      records, VectorWriter.Ints, slotDef, null,
+      if (d.getMaxRepetitionLevel == 0) Array(0) else NestedLeafReader.repDefs(listSchema, d))
   }
 
   /** Random records of the list column: null lists, empty lists, null elements, long lists. */
@@ -165,6 +167,25 @@ class NestedPagesSuite extends AnyFunSuite {
     assertNamed(failure(page(one ++ one, v2 = false), 1)(readAll), "starts 2 records but only 1")
     assertNamed(failure(page(one, v2 = false), 2)(readAll), "no more data pages")
     assertNamed(failure(page(one, v2 = false), 2)(lm => lm.skipRecords(2)), "no more data pages")
+  }
+
+  test("an entry that repeats a list its previous entry left empty or null fails; so does one whose list is undefined") {
+    // (0, 1): an empty list; (1, 3): a second element of that empty list.
+    assertNamed(failure(page(Seq(Entry(0, 1, 0), Entry(1, 3, 7)), v2 = false), 1)(readAll), "left empty or null")
+    assertNamed(failure(page(Seq(Entry(0, 0, 0), Entry(1, 3, 7)), v2 = true), 1)(readAll), "left empty or null")
+    // (1, 1): a new element of a list whose definition level says the list is empty.
+    assertNamed(failure(page(Seq(Entry(0, 3, 1), Entry(1, 1, 0)), v2 = false), 1)(readAll), "leaves that list undefined")
+  }
+
+  test("levels that never close a record end in an error, not a loop: a record cut at the chunk's end, a v1 page " +
+    "continuing it that never comes") {
+    // The row group says 3 records; the chunk's pages hold two, the second cut at its page's end.
+    val chunk = page(one, v2 = false) ++ page(Seq(Entry(0, 3, 5), Entry(1, 3, 6)), v2 = false)
+    assertNamed(failure(chunk, 3)(readAll), "no more data pages")
+    assertNamed(failure(chunk, 3)(lm => lm.skipRecords(3)), "no more data pages")
+    // Pages that only ever continue the first record (no repetition level 0 after it): still an error at the end.
+    val endless = page(one, v2 = false) ++ (1 to 50).map(i => page(Seq(Entry(1, 3, i)), v2 = false)).reduce(_ ++ _)
+    assertNamed(failure(endless, 2)(readAll), "no more data pages")
   }
 
   test("a v2 page whose num_rows disagrees with its levels fails") {
