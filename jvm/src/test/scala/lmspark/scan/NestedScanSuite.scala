@@ -187,4 +187,34 @@ class NestedScanSuite extends AnyFunSuite with LmSparkSession {
     assert(failures.isEmpty, s"${failures.size} of $cases cases failed; first ones:\n${failures.take(5).mkString("\n")}")
     if (only.isEmpty) assert(cases == Files * CasesPerFile)
   }
+
+  test("row and columnar output are identical on a 150-column table mixing flat and nested columns") {
+    val r = new Random(seed ^ 150L)
+    val fields = (0 until 149).map { i =>
+      val t = if (i % 3 == 0) NestedData.nestedType(1 + r.nextInt(3), r) else NestedData.randomType(0, r)
+      StructField(s"c$i", t, nullable = r.nextInt(6) != 0)
+    }
+    val schema = StructType(StructField("id", LongType, nullable = false) +: fields)
+    val rows = (0 until 600).map(i => Row.fromSeq(i.toLong +: fields.map(f => NestedData.value(f.dataType, f.nullable, r))))
+    val dir = newDir("wide-mixed")
+    spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), schema).write
+      .option("parquet.page.row.count.limit", "50").option("parquet.block.size", "65536").parquet(dir)
+    Seq(s"SELECT * FROM parquet.`$dir`", s"SELECT * FROM parquet.`$dir` WHERE id % 9 = 2 OR id > 590").foreach { q =>
+      val expected = withConf("spark.lmspark.enabled" -> "false", "spark.sql.parquet.filterPushdown" -> "false") {
+        rowsOf(spark.sql(q))
+      }
+      val byMode = Seq("row", "columnar").map { mode =>
+        withConf("spark.lmspark.output" -> mode) {
+          val df = spark.sql(q)
+          val out = rowsOf(df)
+          val scans = lmScans(df.queryExecution.executedPlan)
+          assert(scans.nonEmpty && scans.forall(_.metrics(LmMetrics.FilesFallback).value == 0), s"$mode: not read by lmspark")
+          assert(scans.forall(_.supportsColumnar == (mode == "columnar")), s"$mode: the scan's output mode")
+          out
+        }
+      }
+      assert(byMode.head == byMode(1), s"$q: row and columnar output differ")
+      assert(byMode.head == expected, s"$q: lmspark differs from vanilla")
+    }
+  }
 }
