@@ -217,4 +217,39 @@ class NestedScanSuite extends AnyFunSuite with LmSparkSession {
       assert(byMode.head == expected, s"$q: lmspark differs from vanilla")
     }
   }
+
+  test("filters on struct fields prune row groups by dictionary and by bloom filter, and are evaluated first") {
+    // Rows 500g .. 500g + 499 hold st.code values g*1000 .. g*1000 + 9 (small dictionaries), and st.key
+    // is unique and scattered (a bloom filter tells row groups apart where min/max cannot).
+    val dir = newDir("struct-pruning")
+    spark.range(0, 4000, 1, 1).selectExpr("id",
+      "named_struct('code', CAST((id DIV 500) * 1000 + (id % 10) AS INT), " +
+        "'key', CONCAT('k', CAST((id * 7919) % 4000 AS STRING)), 'inner', named_struct('x', id % 3)) AS st",
+      "transform(sequence(0, CAST(id % 3 AS INT)), i -> id + i) AS xs")
+      .write.option("parquet.block.size", "4096").option("parquet.page.row.count.limit", "100")
+      .option("parquet.bloom.filter.enabled#st.key", "true").option("parquet.bloom.filter.expected.ndv#st.key", "1000")
+      .parquet(dir)
+    def metric(q: String, name: String): Long = {
+      val df = spark.sql(q)
+      df.collect()
+      lmScans(df.queryExecution.executedPlan).map(_.metrics(name).value).sum
+    }
+    def check(q: String): Unit = checkSparkAnswerAndLmUsed(spark.sql(q))
+    val rowGroups = metric(s"SELECT count(*) FROM parquet.`$dir`", LmMetrics.RowGroupsTotal)
+    assert(rowGroups >= 8, s"$rowGroups row groups")
+    withConf("spark.lmspark.pageIndex.enabled" -> "false", "spark.lmspark.pruning.statistics.enabled" -> "false",
+        "spark.lmspark.pruning.guarantees.enabled" -> "false") {
+      // With statistics off, the dictionaries prune: 2005 is in the rows 1000-1499 only.
+      val q = s"SELECT id, st, xs FROM parquet.`$dir` WHERE st.code = 2005"
+      check(q)
+      assert(metric(q, LmMetrics.PrunedByDictionary) >= rowGroups / 2, "dictionary pruning on st.code")
+      val b = s"SELECT id, st FROM parquet.`$dir` WHERE st.key = 'k1234'"
+      check(b)
+      assert(metric(b, LmMetrics.PrunedByBloomFilter) >= rowGroups - 2, "bloom filter pruning on st.key")
+    }
+    val late = s"SELECT id, xs FROM parquet.`$dir` WHERE st.inner.x = 1 AND st.code % 7 = 3"
+    check(late)
+    assert(metric(late, LmMetrics.RowGroupsLate) > 0, "the struct field filter ran first")
+    check(s"SELECT st.inner FROM parquet.`$dir` WHERE st.inner.x IS NULL OR st.code > 7000")
+  }
 }
