@@ -70,7 +70,7 @@ object ColumnReaderFactory {
 
   /** The reader of a leaf of a nested column: its levels kept, values written at slots from
     * definition level `slotDef` on ([[NestedLeafReader]]); `repDefs(r)` is the definition level of
-    * its r-th repeated ancestor (index 0 unused). */
+    * its r-th repeated ancestor (index 0 unused); `chunkValues` the chunk's `num_values` (-1: unknown). */
   def createNestedLeaf(
       descriptor: ColumnDescriptor,
       sparkType: DataType,
@@ -79,10 +79,11 @@ object ColumnReaderFactory {
       options: ColumnReadOptions,
       slotDef: Int,
       repDefs: Array[Int],
+      chunkValues: Long,
       dictionary: Option[lmspark.decode.Dictionary] = None): NestedLeafReader =
     plan(descriptor, sparkType, options) match {
       case Right(writer) =>
-        new NestedLeafReader(descriptor, pages, rowCount, writer, slotDef, dictionary.orNull, repDefs)
+        new NestedLeafReader(descriptor, pages, rowCount, writer, slotDef, dictionary.orNull, repDefs, chunkValues)
       case Left(reason) =>
         throw new IllegalArgumentException(s"cannot read column ${pages.context.columnPath}: $reason")
     }
@@ -221,6 +222,9 @@ object ColumnReaderFactory {
       options: ColumnReadOptions): Either[String, VectorWriter] = {
     val t = descriptor.getPrimitiveType
     val ann: LogicalTypeAnnotation = t.getLogicalTypeAnnotation
+    if (sparkType == NullType)
+      return if (lmspark.shim.NullTypeReads.supported) Right(VectorWriter.Nulls)
+        else Left(s"${describe(descriptor)} as NullType is not read by this Spark line's vectorized reader")
     if (!isKnownAnnotation(ann))
       return Left(s"${describe(descriptor)}: logical type $ann is not supported")
     lmspark.shim.LineReadRules.refusal(descriptor, sparkType) match {
@@ -313,6 +317,8 @@ object ColumnReaderFactory {
     case _: IntLogicalTypeAnnotation | _: DateLogicalTypeAnnotation | _: DecimalLogicalTypeAnnotation |
         _: TimestampLogicalTypeAnnotation | _: StringLogicalTypeAnnotation | _: EnumLogicalTypeAnnotation |
         _: JsonLogicalTypeAnnotation | _: BsonLogicalTypeAnnotation | _: UUIDLogicalTypeAnnotation => true
+    // UNKNOWN (always null): Spark reads it by its physical type, or as NullType (see `plan`).
+    case a if a.getClass.getSimpleName == "UnknownLogicalTypeAnnotation" => true
     case _ => false
   }
 
@@ -388,7 +394,7 @@ object ColumnReaderFactory {
     case a: ArrayType => unsupportedSparkType(a.elementType)
     case m: MapType => unsupportedSparkType(m.keyType).orElse(unsupportedSparkType(m.valueType))
     case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType |
-        DateType | TimestampType | TimestampNTZType | BinaryType | _: StringType | _: DecimalType => None
+        DateType | TimestampType | TimestampNTZType | BinaryType | _: StringType | _: DecimalType | NullType => None
     case other => Some(s"type ${other.catalogString} is not supported")
   }
 }

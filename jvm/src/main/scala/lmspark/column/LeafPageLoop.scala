@@ -30,6 +30,10 @@ abstract class LeafPageLoop(descriptor: ColumnDescriptor, protected val pages: P
 
   protected var rowsConsumed: Long = 0L
   protected var pageRemaining: Int = 0
+  /** The `num_values` of the data page headers passed so far, and whether a pruned page was passed
+    * (whose header is not read). */
+  protected var valuesSeen: Long = 0L
+  protected var prunedSeen: Boolean = false
   /** Whether the chunk was checked to hold no rows after the row group's last one. */
   private[this] var endChecked: Boolean = false
 
@@ -75,7 +79,11 @@ abstract class LeafPageLoop(descriptor: ColumnDescriptor, protected val pages: P
           s"(the row group has $rowCount rows; the chunk's pages hold more)")
       pages.skipPage()
     }
+    chunkEnded()
   }
+
+  /** After [[checkEnd]] has passed every page of the chunk. */
+  protected def chunkEnded(): Unit = ()
 
   /** A read or partial skip reached a page that page pruning removed: the caller's selection and
     * the kept pages disagree (a bug, not a malformed file). */
@@ -94,10 +102,11 @@ abstract class LeafPageLoop(descriptor: ColumnDescriptor, protected val pages: P
   /** Moves to the next data page header (or pruned page), reading a dictionary page on the way. */
   protected def nextDataPageHeader(): Boolean = {
     while (pages.nextPage()) {
-      if (pages.currentPageIsPruned) return true
+      if (pages.currentPageIsPruned) { prunedSeen = true; return true }
       pages.currentPageType match {
         case PageType.DICTIONARY_PAGE => readDictionary()
-        case PageType.DATA_PAGE | PageType.DATA_PAGE_V2 => return true
+        case PageType.DATA_PAGE => valuesSeen += pages.currentHeader.getData_page_header.getNum_values; return true
+        case PageType.DATA_PAGE_V2 => valuesSeen += pages.currentHeader.getData_page_header_v2.getNum_values; return true
         case other => throw pages.error(s"unexpected page type $other")
       }
     }

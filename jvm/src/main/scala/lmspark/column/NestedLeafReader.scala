@@ -75,7 +75,8 @@ final class NestedLeafReader(
     writer: VectorWriter,
     slotDef: Int,
     preloaded: Dictionary = null,
-    repDefs: Array[Int] = null)
+    repDefs: Array[Int] = null,
+    chunkValues: Long = -1L)
     extends LeafPageLoop(descriptor, source, records) {
 
   private[this] val maxDef = descriptor.getMaxDefinitionLevel
@@ -99,6 +100,12 @@ final class NestedLeafReader(
   private[this] var open = false
 
   if (preloaded != null) install(preloaded)
+
+  /** The chunk's `num_values` (its level entries) must be what its data pages hold, when every page's
+    * header was read (none pruned): parquet-java reads a chunk by that count. */
+  override protected def chunkEnded(): Unit =
+    if (chunkValues >= 0 && !prunedSeen && valuesSeen != chunkValues)
+      throw pages.error(s"the column chunk's num_values $chunkValues differs from its data pages' $valuesSeen level entries")
 
   /** The error for malformed input found above this reader (its leaves disagree), naming the page. */
   def malformed(message: String): ParquetDecodeException = pages.error(message)

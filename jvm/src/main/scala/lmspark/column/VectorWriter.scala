@@ -26,6 +26,11 @@ abstract class VectorWriter {
 
 object VectorWriter {
 
+  /** Any physical type -> NullType: every value is null (the values are skipped), as Spark 4.1+ reads it. */
+  object Nulls extends VectorWriter {
+    def write(dec: ValuesDecoder, n: Int, v: WritableColumnVector, rowId: Int): Unit = { dec.skip(n); v.putNulls(rowId, n) }
+  }
+
   /** BOOLEAN -> BooleanType. */
   object Booleans extends VectorWriter {
     def write(dec: ValuesDecoder, n: Int, v: WritableColumnVector, rowId: Int): Unit = dec.readBooleans(n, v, rowId)

@@ -13,7 +13,8 @@ import lmspark.io.ChunkContext
   * range `[starting pos, + total_compressed_size)` lies after the leading magic and before the
   * footer (so a chunk buffer is bounded by the file's length); its first data page offset lies
   * inside that range; its sizes and `num_values` are not negative; and for a flat leaf (max
-  * repetition level 0) `num_values` equals the row group's row count, as every value is one row.
+  * repetition level 0) `num_values` equals the row group's row count, as every value is one row; for
+  * a repeated leaf it is at least the row count (every row has at least one level entry).
   *
   * Chunks of other columns are not checked: a chunk that is never touched cannot hurt the answer,
   * and Spark answers such queries. Nor are the chunks of a row group without rows: nothing is read
@@ -64,5 +65,7 @@ object FooterChecks {
     if (values < 0) bad(s"num_values $values is negative")
     if (leaf.getMaxRepetitionLevel == 0 && values != rows)
       bad(s"num_values $values of a flat column differs from the row group's num_rows $rows")
+    if (leaf.getMaxRepetitionLevel > 0 && values < rows)
+      bad(s"num_values $values of a repeated column is below the row group's num_rows $rows (every row has a value entry)")
   }
 }

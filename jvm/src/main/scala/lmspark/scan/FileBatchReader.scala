@@ -209,7 +209,7 @@ final class FileBatchReader(
               val ColumnPlan.Present(descriptor, sparkType, options) = plan.columns(leaf.column): @unchecked
               ColumnReaderFactory.createNestedLeaf(descriptor, sparkType, pagesOf(leaf.column, descriptor),
                 block.getRowCount, options, leaf.slotDef, leaf.repDefs,
-                rowGroup.dictionaries.get(leaf.column).map(_.dictionary))
+                FileReadPlan.chunkOf(block, descriptor).getValueCount, rowGroup.dictionaries.get(leaf.column).map(_.dictionary))
             }
             new NestedColumnReader(shape, leaves.toArray, capacity)
           case ColumnPlan.Missing => throw new IllegalStateException(s"internal error: column $i is not present")

@@ -10,13 +10,14 @@ import org.apache.parquet.schema.LogicalTypeAnnotation.{IntLogicalTypeAnnotation
 import org.apache.parquet.schema.MessageType
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 import org.apache.spark.sql.types._
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
 /**
  * The one row form every reader of the fuzz test is compared in: a row is its cells joined by `|`,
  * a cell is `N` for null, else the Spark value in a fixed text form (integers in decimal, floats and
  * doubles by their bits with NaN canonical, strings and binaries in hex, decimals by unscaled value,
- * dates in days, timestamps in microseconds). Rows are folded into a SHA-256 digest in order, so two
+ * dates in days, timestamps in microseconds; structs, lists and maps by their parts in order). Rows are folded into a SHA-256 digest in order, so two
  * readers agree exactly when their digests and row counts do.
  */
 final class CanonicalRows {
@@ -86,6 +87,17 @@ object CanonicalRows {
       case _: DecimalType =>
         val b = v.getBinary(i)
         (if (b.isEmpty) BigInteger.ZERO else new BigInteger(b)).toString
+      // Nested values by structure: a struct's fields, a list's or a map's entries in order.
+      case s: StructType => s.fields.indices.map(k => cell(v.getChild(k), i, s(k).dataType)).mkString("{", ",", "}")
+      case a: ArrayType =>
+        val w = v.asInstanceOf[WritableColumnVector]
+        val (off, len) = (w.getArrayOffset(i), w.getArrayLength(i))
+        (off until off + len).map(j => cell(w.arrayData(), j, a.elementType)).mkString("[", ",", "]")
+      case m: MapType =>
+        val w = v.asInstanceOf[WritableColumnVector]
+        val (off, len) = (w.getArrayOffset(i), w.getArrayLength(i))
+        (off until off + len).map(j => cell(w.getChild(0), j, m.keyType) + ":" + cell(w.getChild(1), j, m.valueType))
+          .mkString("M[", ",", "]")
       case other => throw new UnsupportedOperationException(s"no canonical form for $other")
     }
 

@@ -33,7 +33,11 @@ object FuzzSeeds {
     "concatenated_gzip_members.parquet", "int32_with_null_pages.parquet", "fixed_length_decimal.parquet",
     "int64_decimal.parquet", "int32_decimal.parquet", "byte_array_decimal.parquet",
     "data_index_bloom_encoding_stats.parquet", "rle-dict-snappy-checksum.parquet",
-    "delta_encoding_optional_column.parquet")
+    "delta_encoding_optional_column.parquet",
+    // Nested: lists, maps, structs, legacy layouts.
+    "nested_lists.snappy.parquet", "nested_maps.snappy.parquet", "nested_structs.rust.parquet",
+    "repeated_no_annotation.parquet", "old_list_structure.parquet", "null_list.parquet", "list_columns.parquet",
+    "nonnullable.impala.parquet", "nullable.impala.parquet")
 
   private val configs: Seq[FileConfig] = Seq(
     FileConfig(UNCOMPRESSED, v2 = false, EncMode.Plain),
@@ -74,6 +78,26 @@ object FuzzSeeds {
     }
   }
 
+  /** Nested seeds: parquet-java files of a list of structs with a map, and of a 2-level list in a struct
+    * (v1 pages without dictionary, v2 pages with), and a Variant column shredded by Spark 4.1's writer
+    * (`variant_shredded_spark41.parquet`, a test resource: read as the nested group it is stored as). */
+  private def nested(dir: Path): Seq[Path] = {
+    val schemas = Seq(
+      "message m { required int64 id; optional group a (LIST) { repeated group list { optional group element { " +
+        "optional int32 x; optional group m (MAP) { repeated group key_value { required binary key (UTF8); " +
+        "optional double value; } } } } } }",
+      "message m { optional group s { optional group l (LIST) { repeated int64 array; } optional binary t (UTF8); } }")
+    val written = schemas.zipWithIndex.map { case (text, i) =>
+      val layout = lmspark.testutil.GroupFiles.Layout(v2 = i == 1, dictionary = i == 1, pageRows = 20)
+      lmspark.testutil.GroupFiles.write(org.apache.parquet.schema.MessageTypeParser.parseMessageType(text), layout, 300,
+        new Random(77L + i), dir.resolve(s"nested-$i.parquet"))
+    }
+    val variant = dir.resolve("variant_shredded_spark41.parquet")
+    val in = getClass.getResourceAsStream("/fuzz/variant_shredded_spark41.parquet")
+    try Files.copy(in, variant) finally in.close()
+    written :+ variant
+  }
+
   /** Writes the generated seeds into `dir` and returns them with the corpus seeds found. */
   def write(dir: Path): IndexedSeq[Path] = {
     Files.createDirectories(dir)
@@ -93,6 +117,6 @@ object FuzzSeeds {
       { val p = dir.resolve("seed-logical-v2.parquet"); LogicalFiles.write(p, 12L, dictionary = false, v2 = true,
         rows = 900, rowGroupBytes = 16 * 1024L); p })
     val corpus = CodecFixtures.corpusDir.toSeq.flatMap(d => corpusNames.map(d.resolve)).filter(Files.isRegularFile(_))
-    (written ++ logical ++ corpus).toIndexedSeq
+    (written ++ logical ++ nested(dir) ++ corpus).toIndexedSeq
   }
 }

@@ -64,9 +64,15 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
     lm.isDefined && references.nonEmpty && references.forall(lm.contains)
   }
 
+  /** The Variant seed (a column Spark 4.1 wrote shredded): where this line's Spark reads it as a Variant,
+    * lmspark declines it (a Variant column goes to Spark's reader) and its mutants test that decision
+    * on damaged footers; where Spark reads it as the group it is stored as, it must agree like any seed. */
+  private def declined(p: Path): Boolean =
+    p.getFileName.toString.startsWith("variant_") && seedResults(p).get("lm").exists(_.kind == "FALLBACK")
+
   test("every seed file reads the same with lmspark, vanilla Spark and parquet-java") {
     assert(seeds.size >= 13, seeds)
-    val bad = seeds.filterNot(agreeing).map(p => s"${p.getFileName}: ${seedResults(p)}")
+    val bad = seeds.filterNot(p => agreeing(p) || declined(p)).map(p => s"${p.getFileName}: ${seedResults(p)}")
     assert(bad.isEmpty, bad.mkString("seeds the readers disagree on:\n", "\n", ""))
     val pqRead = seeds.count(p => rows(seedResults(p).get("pq")).isDefined)
     val sparkRead = seeds.count(p => rows(seedResults(p).get("spark")).isDefined)
@@ -123,10 +129,11 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
     * is a failure even when a reference gives it too), writes the counts per outcome to
     * `target/<report>`, and fails on any failing outcome. */
   private def runMutants(name: String, count: Int, report: String, truth: Boolean)(mutate: (FileLayout, Long) => Mutant): Unit = {
-    val usable = seeds.filter(agreeing)
+    // (Mutants of a declined seed only where a row count is not asked for.)
+    val usable = seeds.filter(agreeing) ++ (if (truth) Nil else seeds.filter(declined))
     assert(usable.nonEmpty)
     val layouts = usable.map(p => new FileLayout(Files.readAllBytes(p)))
-    val seedRows = usable.map(p => rowCount(seedResults(p)("lm")))
+    val seedRows = usable.map(p => if (declined(p)) -1L else rowCount(seedResults(p)("lm")))
     val mutantDir = Files.createDirectories(dir.resolve(name))
     final case class Made(index: Int, seed: Long, from: Int, path: Path, description: String)
     val made = (0 until count).filter(i => only.forall(_.contains(i))).map { i =>
