@@ -2,6 +2,7 @@ package lmspark.predicate
 
 import scala.util.Random
 
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.util.GenericArrayData
@@ -99,7 +100,8 @@ class CatalystTranslatorSuite extends AnyFunSuite with PropertyCases {
         T(Add(attrs(types.indexOf(IntegerType)), Literal(1)), IntegerType, ok = false, () => PredicateGen.value(IntegerType, r))
       case 3 if types.contains(StringType) =>
         T(Upper(attrs(types.indexOf(StringType))), StringType, ok = false, () => PredicateGen.value(StringType, r))
-      case 4 => T(GetStructField(attrs(fields.indexWhere(_.name == "st")), 0), IntegerType, ok = false,
+      // A struct field: a column of its own (a ScanColumns id after the requested columns).
+      case 4 => T(GetStructField(attrs(fields.indexWhere(_.name == "st")), 0), IntegerType, ok = true,
         () => PredicateGen.value(IntegerType, r))
       case 5 => T(outside, IntegerType, ok = false, () => PredicateGen.value(IntegerType, r))
       case 6 if lmspark.testutil.TestLineApis.collatedString.isDefined =>
@@ -190,17 +192,25 @@ class CatalystTranslatorSuite extends AnyFunSuite with PropertyCases {
       val singles = tr.translated.map(c => c -> CatalystTranslator.translate(Seq(c), w.schema, w.caseSensitive).predicate)
       val bound = singles.map { case (c, p) => (c, BindReferences.bindReference(c, w.allAttrs), Evaluator.compile(p), p) }
       val all = Evaluator.compile(tr.predicate)
+      val ids = new ScanColumns(w.schema)
       for (_ <- 0 until 30) {
-        val values = w.rowValues()
-        val row = new GenericInternalRow(values)
+        val row0 = w.rowValues()
+        // Column ids past the requested columns are struct fields: their value is the field's.
+        val values: Int => Any = i =>
+          if (i < ids.requested) row0(i)
+          else {
+            val f = ids.structField(i)
+            f.ordinals.foldLeft(row0(f.top)) { (v, o) => if (v == null) null else v.asInstanceOf[InternalRow].get(o, f.dataType) }
+          }
+        val row = new GenericInternalRow(row0)
         var allPass = true
         for ((c, e, f, p) <- bound) {
           val expected = PredicateGen.catalyst(e, row) == Kleene.T
           allPass &&= expected
-          val got = f(values(_)) == Kleene.T
-          assert(got == expected, s"$c -> $p on ${values.mkString("(", ", ", ")")}: Catalyst passes: $expected\n$ctx")
+          val got = f(values) == Kleene.T
+          assert(got == expected, s"$c -> $p on ${row0.mkString("(", ", ", ")")}: Catalyst passes: $expected\n$ctx")
         }
-        assert((all(values(_)) == Kleene.T) == allPass, s"AND of translated on ${values.mkString(", ")}\n$ctx")
+        assert((all(values) == Kleene.T) == allPass, s"AND of translated on ${row0.mkString(", ")}\n$ctx")
       }
     }
     info(s"$translatedCount conjuncts translated, $untranslatedCount not")
