@@ -1,22 +1,25 @@
 """Every file of the parquet-testing corpus, lmspark on against vanilla Spark (and pyarrow).
 
-For each file (one test id per file):
+For each file (one test id per file), flat and nested schemas (struct/array/map) alike:
  - vanilla Spark (lmspark off, Parquet filter pushdown off) reads it -> with lmspark on, the
    queries must not fail and must give the identical result; the plan either uses
    LmParquetScan or shows a clean fallback with a non-empty reason, and a file lmspark hands to
-   Spark's reader at run time must have its reason logged;
+   Spark's reader at run time must have its reason logged. The outcome is "identical via
+   lmspark" only when every query ran LmParquetScan and its scan metrics show no file handed to
+   Spark's reader; otherwise it is "fallback: <reasons>" (the queries that fell back named when
+   ``select *`` did not);
  - vanilla Spark cannot read it (encrypted, corrupt, unsupported type, BYTE_STREAM_SPLIT,
    non-Hadoop LZ4, ...) -> if lmspark fails as well (cleanly: the JVM still answers), the test
    is recorded as skipped with vanilla's reason, unless the file is one lmspark must read
    (``MUST_READ``). If lmspark reads it, its answer must equal pyarrow's (converted to Spark's
    values, see ``arrow_oracle``) and that of Spark's row-based reader where either can read the
    file; with no reader able to check it, an lmspark answer fails the test;
- - nested schemas (struct/array/map) are out of scope for now: they are still run, to check
-   that lmspark falls back cleanly with the same answer, then recorded as skipped.
+ - a file in ``NOT_RUN`` (memory stress) is recorded as skipped with its reason.
 
 Where the corpus documents a file's contents (``*_expect.csv``, ``int96_from_spark.md``, the
-page statistics in ``fixed_length_byte_array.md`` / ``int32_with_null_pages.md``, and notes in
-its README), lmspark's answer is checked against them as well, parsed from those files.
+page statistics in ``fixed_length_byte_array.md`` / ``int32_with_null_pages.md``, the value in
+``old_list_structure.md``, and notes in its README), lmspark's answer is checked against them as
+well, parsed from those files.
 
 Each file's outcome goes into ``tests/corpus_outcomes/spark<line>.md`` (one table per Spark line); the last test compares that table
 with what this run observed (regenerate with ``LMSPARK_WRITE_CORPUS_TABLE=1``).
@@ -35,11 +38,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
-from pyspark.sql import types as T
 
 import arrow_oracle
 from conftest import (
@@ -124,10 +125,6 @@ def _rel(path: Path) -> str:
     return str(path.relative_to(DATA))
 
 
-def _is_nested(dtype: T.DataType) -> bool:
-    return isinstance(dtype, (T.StructType, T.ArrayType, T.MapType))
-
-
 def _note(path: Path) -> str:
     row = CATALOGUE.get(path.name)
     return f" [catalogue: {row['notes']}]" if row and row.get("notes") else ""
@@ -169,14 +166,6 @@ def _reader(path: Path):
 def _queries(path: Path) -> dict:
     read = _reader(path)
     return {name: (lambda s, shape=shape: shape(read(s))) for name, (shape, _) in QUERIES.items()}
-
-
-def _pyarrow_nested(path: Path) -> bool | None:
-    try:
-        schema = pq.read_schema(str(path))
-    except Exception:  # noqa: BLE001
-        return None
-    return any(pa.types.is_nested(f.type) for f in schema)
 
 
 # --------------------------------------------------------------------------------------------
@@ -241,10 +230,9 @@ def _vanilla_fails(spark, path: Path, reason: str) -> tuple[str, str | None]:
 
 def _check_file(spark, path: Path) -> tuple[str, str | None]:
     """(outcome for the table, skip message or None); fails the test on a wrong answer."""
-    rel, note = _rel(path), _note(path)
+    note = _note(path)
     if path.name in NOT_RUN:
-        scope = "nested: out of scope; " if _pyarrow_nested(path) else ""
-        return f"{scope}not run: {NOT_RUN[path.name].split(':')[0]}", NOT_RUN[path.name]
+        return f"not run: {NOT_RUN[path.name].split(':')[0]}", NOT_RUN[path.name]
 
     queries = _queries(path)
     try:
@@ -252,8 +240,9 @@ def _check_file(spark, path: Path) -> tuple[str, str | None]:
     except Exception as ref_error:  # noqa: BLE001 - vanilla's failure is the expectation here
         return _vanilla_fails(spark, path, error_summary(ref_error))
 
-    nested = any(_is_nested(f.dataType) for f in ref["select *"].schema.fields)
-    statuses, star_reasons, star_metrics = [], [], {}
+    statuses, star_metrics = [], {}
+    #: fallback reason -> the queries that gave it (plan-level declines and per-file hand-overs)
+    fallbacks: dict[str, list[str]] = {}
     for name, q in queries.items():
         with capture_lm_log(spark) as log:
             try:
@@ -271,16 +260,16 @@ def _check_file(spark, path: Path) -> tuple[str, str | None]:
         )
         per_file = f" (files handed to Spark's reader: {'; '.join(reasons)})" if reasons and LM_NODE in lm.plan else ""
         statuses.append(f"{name}: {lm_status(lm.plan)}{per_file}")
+        for reason in reasons:
+            fallbacks.setdefault(reason, []).append(name)
         if name == "select *":
-            star_reasons, star_metrics = reasons, lm.metrics
+            star_metrics = lm.metrics
 
-    if nested:
-        return "nested: out of scope", (
-            f"{rel}: nested: out of scope for now (checked: same answer; " + "; ".join(statuses) + ")"
-        )
     print("; ".join(statuses))
-    if star_reasons:
-        return "fallback: " + "; ".join(_short(r) for r in star_reasons), None
+    if fallbacks:
+        star = [r for r, names in fallbacks.items() if "select *" in names]
+        others = [f"{', '.join(names)}: {r}" for r, names in fallbacks.items() if "select *" not in names]
+        return "fallback: " + "; ".join(_short(r) for r in star + others), None
     if star_metrics[FILES_READ] == 0 and star_metrics[FILES_FALLBACK] == 0:
         return "identical via lmspark (no file read: nothing to scan)", None
     return "identical via lmspark", None
@@ -460,6 +449,18 @@ def _check_readme_count(spark, path: Path) -> str:
     return f"{n} rows, as the README says"
 
 
+def _check_old_list_md(spark, path: Path) -> str:
+    """old_list_structure.md: one row, a LIST<LIST<INT32>> in the legacy two-level layout, whose
+    value it gives (e.g. ``[[1, 2], [3, 4]]``)."""
+    text = (DATA / "old_list_structure.md").read_text()
+    value = re.search(r"with a single value `(\[.*?\])`", text)
+    assert value, "old_list_structure.md: the documented value was not found"
+    expected = [tuple(tuple(int(v) for v in inner.split(",")) for inner in re.findall(r"\[([^\[\]]*)\]", value.group(1)))]
+    got = [tuple(r[0]) for r in _lm_rows(spark, path)]
+    assert got == expected, f"{got} read, {value.group(1)} documented"
+    return f"1 row equal to the value in old_list_structure.md: {value.group(1)}"
+
+
 def _documented() -> dict[str, Callable[[SparkSession, Path], str]]:
     checks = {}
     for csv_path in sorted(DATA.glob("*_expect.csv")):
@@ -471,6 +472,7 @@ def _documented() -> dict[str, Callable[[SparkSession, Path], str]]:
     checks["binary_truncated_min_max.parquet"] = _check_truncated_stats
     checks["byte_stream_split_extended.gzip.parquet"] = _check_bss_pairs
     checks["concatenated_gzip_members.parquet"] = _check_readme_count
+    checks["old_list_structure.parquet"] = _check_old_list_md
     return {name: check for name, check in checks.items() if (DATA / name).is_file()}
 
 
