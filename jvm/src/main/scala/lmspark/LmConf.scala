@@ -197,6 +197,12 @@ object LmConf {
       "dropped for that row group, IN lists shrink to the values inside [min, max], and a row group whose " +
       "simplified filter is false is skipped.")
 
+  val PRUNING_NESTED_FIELDS: Entry[Boolean] = bool("spark.lmspark.pruning.nestedFields.enabled", default = true, "pruning",
+    "Leave unread the struct fields of nested columns that no operator above the scan reads, beyond Spark's " +
+      "own nested schema pruning (which keeps every field of an array that is exploded and also tested, as " +
+      "`explode` always is). They read as nulls in the unchanged output type; EXPLAIN lists them " +
+      "(`LmUnreadFields`). Fields inside maps are always read.")
+
   val PAGE_INDEX: Entry[Boolean] = bool("spark.lmspark.pageIndex.enabled", default = true, "pruning",
     "Use checked column / offset indexes to select the rows of a row group that may pass the filters; " +
       "pages holding no such row are neither read nor decompressed in any projected column. An index that " +

@@ -146,26 +146,30 @@ final class NestedLeafReader(
           } else left -= skipped
         }
       } else {
+        // Record starts are the entries at repetition level 0; the `left`-th start after an open
+        // record completes it and stays unconsumed (it opens the next record).
+        val rep = repLv
+        val end = entries
         var i = at
-        var done = 0L
         var o = open
-        var go = true
-        while (go && i < entries) {
-          if (repLv(i) == 0) {
-            if (o) { done += 1; if (done == left) go = false }
-            if (go) {
-              if (rowsConsumed + done >= rowCount)
-                throw pages.error(s"the chunk holds more records than the row group's $rowCount rows")
-              o = true
-              i += 1
-            }
-          } else if (!o) throw pages.error(s"repetition level ${repLv(i)} where no record is open (level entry $i)")
-          else i += 1
+        var done = 0L
+        if (!o) {
+          if (rep(i) != 0) throw pages.error(s"repetition level ${rep(i)} where no record is open (level entry $i)")
+          o = true
+          i += 1
         }
+        var stop = false
+        while (!stop && i < end) {
+          while (i < end && rep(i) != 0) i += 1
+          if (i < end) { done += 1; if (done == left) stop = true else i += 1 }
+        }
+        if (stop) o = false
+        if (rowsConsumed + done + (if (o) 1 else 0) > rowCount)
+          throw pages.error(s"the chunk holds more records than the row group's $rowCount rows")
         if (out != null) take(at, i, out, vector) else values.skip(present(at, i))
         at = i
         pageRemaining = entries - at
-        open = go && o
+        open = o
         rowsConsumed += done
         left -= done
       }
@@ -207,9 +211,11 @@ final class NestedLeafReader(
 
   /** Entries `[from, until)` with a value (definition level at its maximum). */
   private def present(from: Int, until: Int): Int = {
+    val defs = defLv
+    val top = maxDef - 1
     var c = 0
     var i = from
-    while (i < until) { if (defLv(i) == maxDef) c += 1; i += 1 }
+    while (i < until) { c += (top - defs(i)) >>> 31; i += 1 } // defs(i) <= maxDef: 1 iff at the maximum
     c
   }
 
@@ -286,6 +292,43 @@ final class NestedLeafReader(
     * `nulls` entries below the maximum definition level when known (>= 0). Returns the entries
     * below the maximum definition level (those without a value). */
   private def check(rows: Int, nulls: Int): Int = {
+    // One branch-free pass: levels within [0, max] (a negative `bad` otherwise), record starts and
+    // entries below the maximum definition level; then the list rule for repeating entries. On any
+    // violation, the exact pass below names the first offending entry.
+    val rep = repLv
+    val defs = defLv
+    val n = entries
+    val mr = maxRep
+    val md = maxDef
+    var bad = 0
+    var starts = 0
+    var below = 0
+    var i = 0
+    while (i < n) {
+      val r = rep(i)
+      val d = defs(i)
+      bad |= r | (mr - r) | d | (md - d)
+      starts += (r - 1) >>> 31
+      below += (d - md) >>> 31
+      i += 1
+    }
+    if (bad < 0) return checkExactly(rows, nulls)
+    if (repDefs != null && mr > 0) {
+      val rd = repDefs // rd(0) is 0: an entry starting a record needs nothing
+      var viol = 0
+      i = 1
+      while (i < n) {
+        val need = rd(rep(i))
+        viol |= (defs(i) - need) | (defs(i - 1) - need)
+        i += 1
+      }
+      if (viol < 0 || (n > 0 && rep(0) > 0 && open && !aligned)) return checkExactly(rows, nulls)
+    }
+    finishCheck(rows, nulls, starts, below)
+  }
+
+  /** [[check]] entry by entry, naming the first entry that breaks a rule. */
+  private def checkExactly(rows: Int, nulls: Int): Int = {
     var starts = 0
     var below = 0
     var i = 0
@@ -308,6 +351,11 @@ final class NestedLeafReader(
       if (d < maxDef) below += 1
       i += 1
     }
+    finishCheck(rows, nulls, starts, below)
+  }
+
+  /** The page-level rules of [[check]], given the page's record starts and entries without a value. */
+  private def finishCheck(rows: Int, nulls: Int, starts: Int, below: Int): Int = {
     if (entries > 0 && repLv(0) != 0) {
       if (aligned)
         throw pages.error(s"page starts inside a record (repetition level ${repLv(0)}), but pages must start at " +

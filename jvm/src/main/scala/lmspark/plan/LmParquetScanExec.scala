@@ -43,7 +43,8 @@ case class LmParquetScanExec(
     dataFilters: Seq[Expression],
     tableIdentifier: Option[TableIdentifier],
     disableBucketedScan: Boolean,
-    extras: ScanExtras)
+    extras: ScanExtras,
+    unreadFields: Set[Seq[String]] = Set.empty)
   extends LeafExecNode {
 
   def fields: ScanFields = ScanFields(relation, output, requiredSchema, partitionFilters,
@@ -72,7 +73,8 @@ case class LmParquetScanExec(
 
   /** The scan that executes: Spark's file listing and splits, lmspark's per-file reader. */
   @transient private lazy val wrapped: FileSourceScanExec = {
-    val format = new LmParquetFileFormat(LmMetrics.scanMetrics(lmMetrics), translation.predicate, fileFallbackReasons)
+    val format = new LmParquetFileFormat(LmMetrics.scanMetrics(lmMetrics), translation.predicate, fileFallbackReasons,
+      unreadFields)
     val lmRelation = relation.copy(fileFormat = format)(relation.sparkSession)
     SparkScanShim.scanOf(fields.copy(relation = lmRelation))
   }
@@ -107,6 +109,8 @@ case class LmParquetScanExec(
   private def explainMetadata: Seq[(String, String)] = {
     val lm = Seq("LmOutput" -> (if (columnarOutput) "columnar" else "row"),
       "LmPruningPredicate" -> translation.predicate.toString) ++
+      (if (unreadFields.isEmpty) Nil
+       else Seq("LmUnreadFields" -> unreadFields.toSeq.map(_.mkString(".")).sorted.mkString("[", ", ", "]"))) ++
       (if (translation.untranslated.isEmpty) Nil
        else Seq("LmFiltersNotPruned" -> translation.untranslated.map(_.sql).mkString("[", ", ", "]")))
     (original.metadata + ("Batched" -> columnarOutput.toString) ++ lm).toSeq.sortBy(_._1)
@@ -155,8 +159,10 @@ case class LmParquetScanExec(
     }, preservesPartitioning = true)
   }
 
+  /** Spark's canonical scan, with the fields left unread: a scan that reads fewer fields is not
+    * the same scan (an exchange over it must not be reused for a consumer that reads them). */
   override protected def doCanonicalize(): LmParquetScanExec =
-    LmParquetScanExec(SparkScanShim.fieldsOf(original.canonicalized.asInstanceOf[FileSourceScanExec]))
+    LmParquetScanExec(SparkScanShim.fieldsOf(original.canonicalized.asInstanceOf[FileSourceScanExec]), unreadFields)
 
   private def maxMetadataValueLength: Int = conf.maxMetadataStringLength
 
@@ -165,7 +171,9 @@ case class LmParquetScanExec(
 }
 
 object LmParquetScanExec {
-  def apply(f: ScanFields): LmParquetScanExec = LmParquetScanExec(f.relation, f.output,
+  def apply(f: ScanFields, unreadFields: Set[Seq[String]]): LmParquetScanExec = LmParquetScanExec(f.relation, f.output,
     f.requiredSchema, f.partitionFilters, f.optionalBucketSet, f.optionalNumCoalescedBuckets,
-    f.dataFilters, f.tableIdentifier, f.disableBucketedScan, f.extras)
+    f.dataFilters, f.tableIdentifier, f.disableBucketedScan, f.extras, unreadFields)
+
+  def apply(f: ScanFields): LmParquetScanExec = apply(f, Set.empty[Seq[String]])
 }

@@ -13,16 +13,20 @@ import lmspark.shim.SparkScanShim
  * [[LmParquetScanExec]], or marks it declined with its reasons ([[Fallback]]).
  *
  * Idempotent: a scan already replaced or declined no longer reads plain `ParquetFileFormat`.
+ * The struct fields nothing above a scan reads ([[NestedFieldUse]]) are found on the whole plan
+ * before any scan is replaced.
  * Does nothing when `spark.lmspark.enabled` is false.
  */
 case class LmScanRule(session: SparkSession) extends Rule[SparkPlan] {
   override def apply(plan: SparkPlan): SparkPlan = {
     UnknownFlags.warnOnce(conf)
     if (!LmConf.ENABLED.get(conf)) return plan
+    val unread = if (LmConf.PRUNING_NESTED_FIELDS.get(conf)) NestedFieldUse.unread(plan) else null
     plan.transformUp {
       case scan: FileSourceScanExec if scan.relation.fileFormat.getClass == classOf[ParquetFileFormat] =>
         ScanSupport.declineReasons(scan, session) match {
-          case Nil => LmParquetScanExec(SparkScanShim.fieldsOf(scan))
+          case Nil => LmParquetScanExec(SparkScanShim.fieldsOf(scan),
+            Option(unread).flatMap(u => Option(u.get(scan))).getOrElse(Set.empty[Seq[String]]))
           case reasons => Fallback.decline(scan, reasons)
         }
     }

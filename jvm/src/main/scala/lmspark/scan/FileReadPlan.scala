@@ -102,7 +102,7 @@ object FileReadPlan {
       val node = try ParquetColumns.of(fileSchema, StructType(Seq(field)), settings.caseSensitive, matchById,
           settings.nullStructIfFieldsMissing).head
         catch { case scala.util.control.NonFatal(e) => return Left(s"column ${field.name}: Spark's schema clipping failed: $e") }
-      val builder = new NestedReadPlan(fileSchema, (descriptor, dt, ordinals) => {
+      val builder = new NestedReadPlan(fileSchema, settings.unreadFields, (descriptor, dt, ordinals) => {
         val name = descriptor.getPath.mkString(".")
         leafRefusal(name, descriptor, dt).toLeft(()).map { _ =>
           val plan = ColumnPlan.Present(descriptor, dt, leafOptions(dt))

@@ -29,9 +29,11 @@ import lmspark.shim.SparkInternals
  * (built here without filter pushdown, so it does not trust file statistics either), and the
  * `filesFallback` metric counts it. Either way the query is answered. `predicate` is the scan's
  * translated `dataFilters`; lmspark's reader uses it only to skip row groups and pages that
- * provably hold no passing row.
+ * provably hold no passing row. `unreadFields` are the nested columns' struct fields the plan never
+ * reads ([[ScanSettings]]).
  */
-class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallbackReasons: FileFallbackReasons)
+class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallbackReasons: FileFallbackReasons,
+    unreadFields: Set[Seq[String]] = Set.empty)
   extends ParquetFileFormat with Logging {
 
   override def toString: String = "Parquet (lmspark)"
@@ -86,7 +88,8 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       scatteredFraction = LmConf.LM_SCATTERED_FRACTION.get(sqlConf),
       narrowColumns = LmConf.LM_NARROW_COLUMNS.get(sqlConf),
       exploreEvery = LmConf.LM_EXPLORE_EVERY.get(sqlConf),
-      selectionThreshold = LmConf.SELECTION_THRESHOLD.get(sqlConf))
+      selectionThreshold = LmConf.SELECTION_THRESHOLD.get(sqlConf),
+      unreadFields = unreadFields)
     val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val scanMetrics = metrics
     val reasons = fileFallbackReasons

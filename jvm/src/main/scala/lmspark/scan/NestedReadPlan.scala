@@ -14,19 +14,38 @@ import lmspark.shim.ParquetNode
   * becomes a plan column (`leafColumn` gives its id: the [[ScanColumns]] id of a struct field, or a
   * new one). Left(reason) when lmspark cannot read it, and the file goes to Spark's reader.
   *
+  * Struct fields the plan never reads (`unread`, paths of field names with `element` inside a
+  * list, from [[lmspark.plan.NestedFieldUse]]) read as nulls, and their leaves are not read; but a
+  * struct keeps at least one field with a leaf in the file, whose levels give its nullness and
+  * its lists' lengths.
+  *
   * @param leafColumn the plan column id for a leaf of the file (`descriptor`) read as `sparkType`,
   *        reached from the requested column through struct fields `ordinals` (None below a list, a
   *        map or a carrier), or Left(reason) */
 private[scan] final class NestedReadPlan(
     fileSchema: MessageType,
+    unread: Set[Seq[String]],
     leafColumn: (ColumnDescriptor, DataType, Option[IndexedSeq[Int]]) => Either[String, Int]) {
 
   /** The shape of requested field `field` from its node `node`. */
   def shape(field: StructField, node: ParquetNode): Either[String, NestedShape] =
-    build(node, field.dataType, field.name, 0, 0, Some(Vector.empty))
+    build(node, field.dataType, Seq(field.name), 0, 0, Some(Vector.empty))
 
-  private def build(node: ParquetNode, dt: DataType, name: String, slotRep: Int, slotDef: Int,
+  /** Whether `node` is in the file with a leaf of the file below it (or is one). */
+  private def hasLeaf(node: ParquetNode): Boolean =
+    NestedReadPlan.hasPath(fileSchema, node.path) && (node.descriptor.isDefined || node.children.exists(hasLeaf))
+
+  /** The fields of struct `st` (at `path`, from `node`) left unread: those in `unread`, less the
+    * first of them with a leaf in the file when no other field has one. */
+  private def unreadFields(st: StructType, path: Seq[String], node: ParquetNode): Set[Int] = {
+    val skip = st.fields.indices.filter(j => unread.contains(path :+ st.fields(j).name)).toSet
+    if (skip.isEmpty || st.fields.indices.exists(j => !skip(j) && hasLeaf(node.children(j)))) skip
+    else skip.toSeq.sorted.find(j => hasLeaf(node.children(j))).fold(skip)(skip - _)
+  }
+
+  private def build(node: ParquetNode, dt: DataType, path: Seq[String], slotRep: Int, slotDef: Int,
       ordinals: Option[IndexedSeq[Int]]): Either[String, NestedShape] = {
+    val name = path.mkString(".")
     if (!NestedReadPlan.hasPath(fileSchema, node.path)) {
       if (node.required) return Left(s"required field $name is missing in the file (Spark raises its own error)")
       return Right(NestedShape.Absent(dt, slotRep, slotDef))
@@ -35,23 +54,25 @@ private[scan] final class NestedReadPlan(
       case st: StructType =>
         if (node.children.size < st.size)
           return Left(s"field $name: Spark's clipped schema has ${node.children.size} fields, ${st.size} requested")
+        val skip = unreadFields(st, path, node)
         val fields = st.fields.indices.map(j =>
-          build(node.children(j), st.fields(j).dataType, s"$name.${st.fields(j).name}", slotRep, slotDef,
+          if (skip(j)) Right(NestedShape.Absent(st.fields(j).dataType, slotRep, slotDef))
+          else build(node.children(j), st.fields(j).dataType, path :+ st.fields(j).name, slotRep, slotDef,
             ordinals.map(_ :+ j)))
         val carriers = node.children.drop(st.size).map(c =>
-          build(c, c.sparkType, s"$name.${c.path.last}", slotRep, slotDef, None))
+          build(c, c.sparkType, path :+ c.path.last, slotRep, slotDef, None))
         for (f <- sequence(fields); c <- sequence(carriers))
           yield NestedShape.Struct(dt, f, c, node.definitionLevel, slotRep, slotDef)
       case at: ArrayType =>
         if (node.children.size != 1) return Left(s"field $name: a list with ${node.children.size} children")
-        build(node.children.head, at.elementType, s"$name.element", node.repetitionLevel + 1,
+        build(node.children.head, at.elementType, path :+ "element", node.repetitionLevel + 1,
           node.definitionLevel + 1, None)
           .map(e => NestedShape.Repeated(dt, IndexedSeq(e), node.definitionLevel, slotRep, slotDef))
       case mt: MapType =>
         if (node.children.size != 2) return Left(s"field $name: a map with ${node.children.size} children")
         for {
-          k <- build(node.children(0), mt.keyType, s"$name.key", node.repetitionLevel + 1, node.definitionLevel + 1, None)
-          v <- build(node.children(1), mt.valueType, s"$name.value", node.repetitionLevel + 1, node.definitionLevel + 1, None)
+          k <- build(node.children(0), mt.keyType, path :+ "key", node.repetitionLevel + 1, node.definitionLevel + 1, None)
+          v <- build(node.children(1), mt.valueType, path :+ "value", node.repetitionLevel + 1, node.definitionLevel + 1, None)
         } yield NestedShape.Repeated(dt, IndexedSeq(k, v), node.definitionLevel, slotRep, slotDef)
       case _ =>
         node.descriptor match {

@@ -144,7 +144,10 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     // step 4 will want them; nothing for what the metadata cache holds.
     // A chunk whose dictionary is fetched and whose data pages add at most VectoredGap bytes comes
     // whole, and stays held for the row group: its filter pass then needs no request of its own.
-    val dictionaries = if (settings.pruneDictionary) residualColumns.toSeq.flatMap(dictionaryRange(block, blockIndex, _)) else Nil
+    // A column whose exact bounds already satisfy the residual cannot be excluded by its dictionary.
+    val dictionaryColumns =
+      if (settings.pruneDictionary) residualColumns.filter(c => !boundsCanMatch(c, residual, stats.get(c))) else Array.empty[Int]
+    val dictionaries = dictionaryColumns.toSeq.flatMap(dictionaryRange(block, blockIndex, _))
     val (whole, dictionaryOnly) = dictionaries.partition(r => chunkAround(block, r).isDefined)
     val blooms = if (settings.pruneBloomFilter) residualColumns.toSeq.flatMap(bloomRange(block, blockIndex, _)) else Nil
     val indexes = if (settings.usePageIndex) indexRanges() else Nil
@@ -154,7 +157,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     held = fetches(2)
     try {
       if (settings.pruneDictionary) {
-        val it = residualColumns.iterator
+        val it = dictionaryColumns.iterator
         while (it.hasNext) {
           val col = it.next()
           if (dictionaryExcludes(block, blockIndex, col, residual, stats.get(col))) return RowGroupDecision.Skip(PruneReason.Dictionary)
@@ -214,6 +217,16 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
 
   /** The dictionary region of column `col`'s chunk (its start to its first data page), when
     * dictionary pruning will read it (and the cache does not hold it). */
+  /** True when column `col`'s exact min or max, values its chunk holds and so its dictionary
+    * holds, could pass `residual`: the dictionary cannot exclude the row group then, and is neither
+    * fetched nor decoded for pruning. (A range lying between the bounds, `a < c < b`, still
+    * consults it.) */
+  private def boundsCanMatch(col: Int, residual: Predicate, stats: Option[ColumnStats]): Boolean =
+    stats.exists { s =>
+      val witnesses = (if (s.minExact) s.min.toList else Nil) ++ (if (s.maxExact) s.max.toList else Nil)
+      witnesses.nonEmpty && Guarantees.canMatchValues(residual, col, witnesses.toIndexedSeq, mayBeNull = false)
+    }
+
   private def dictionaryRange(block: BlockMetaData, blockIndex: Int, col: Int): Option[ByteRange] =
     chunk(block, col).filter(c => ChunkDictionary.allPagesDictionaryEncoded(c) && sparkValues(col).isDefined &&
       c.getFirstDataPageOffset > c.getStartingPos && c.getStartingPos >= 0 &&

@@ -16,6 +16,7 @@ import lmspark.predicate.Predicate
  * pruning flags are lmspark's `spark.lmspark.pruning.*` / `pageIndex` switches; the pipeline fields are
  * the `spark.lmspark.lateMaterialization.*`, `dictionaryPredicates` and `predicateCache` flags; the
  * I/O fields are the `spark.lmspark.io.*` flags (`open`: how files are opened and fetched ahead).
+ * `unreadFields` are the struct fields of nested columns the plan never reads (read as nulls).
  */
 final case class ScanSettings(
     requiredSchema: StructType,
@@ -49,7 +50,8 @@ final case class ScanSettings(
     scatteredFraction: Double = 0.25,
     narrowColumns: Int = 1,
     exploreEvery: Int = 8,
-    selectionThreshold: Int = 11) {
+    selectionThreshold: Int = 11,
+    unreadFields: Set[Seq[String]] = Set.empty) {
 
   /** The scan's column ids (requested columns, then struct fields), as predicates name them. */
   @transient lazy val columns: lmspark.predicate.ScanColumns = new lmspark.predicate.ScanColumns(requiredSchema)
