@@ -72,6 +72,10 @@ PRUNING_BLOOM_FILTER_ENABLED = "spark.lmspark.pruning.bloomFilter.enabled"
 #: Default: true.
 PRUNING_GUARANTEES_ENABLED = "spark.lmspark.pruning.guarantees.enabled"
 
+#: Leave unread the struct fields of nested columns that no operator above the scan reads, beyond Spark's own nested schema pruning (which keeps every field of an array that is exploded and also tested, as `explode` always is). They read as nulls in the unchanged output type; EXPLAIN lists them (`LmUnreadFields`). Fields inside maps are always read.
+#: Default: true.
+PRUNING_NESTED_FIELDS_ENABLED = "spark.lmspark.pruning.nestedFields.enabled"
+
 #: Use checked column / offset indexes to select the rows of a row group that may pass the filters; pages holding no such row are neither read nor decompressed in any projected column. An index that is inconsistent is ignored for its chunk.
 #: Default: true.
 PAGE_INDEX_ENABLED = "spark.lmspark.pageIndex.enabled"
@@ -128,6 +132,7 @@ DEFAULTS = {
     "spark.lmspark.pruning.dictionary.enabled": "true",
     "spark.lmspark.pruning.bloomFilter.enabled": "true",
     "spark.lmspark.pruning.guarantees.enabled": "true",
+    "spark.lmspark.pruning.nestedFields.enabled": "true",
     "spark.lmspark.pageIndex.enabled": "true",
     "spark.lmspark.lateMaterialization.enabled": "true",
     "spark.lmspark.dictionaryPredicates.enabled": "true",
