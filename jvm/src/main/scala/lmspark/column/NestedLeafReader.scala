@@ -145,6 +145,16 @@ final class NestedLeafReader(
             complete(); left -= 1
           } else left -= skipped
         }
+      } else if (maxRep == 0) {
+        // Every entry is a whole record (no field above repeats): no record stays open.
+        val k = math.min(left, (entries - at).toLong).toInt
+        if (rowsConsumed + k > rowCount)
+          throw pages.error(s"the chunk holds more records than the row group's $rowCount rows")
+        if (out != null) take(at, at + k, out, vector) else values.skip(present(at, at + k))
+        at += k
+        pageRemaining = entries - at
+        rowsConsumed += k
+        left -= k
       } else {
         // Record starts are the entries at repetition level 0; the `left`-th start after an open
         // record completes it and stays unconsumed (it opens the next record).

@@ -111,6 +111,24 @@ final class RleBitPackedDecoder extends LevelDecoder {
       val lastLoad = b.length - 8
       var bit = packedStart.toLong * 8
       var i = 0
+      if (bw <= 8) {
+        // A group of 8 values takes `bw` bytes from a byte boundary: one load each.
+        var p = packedStart
+        while (i + 8 <= n && p <= lastLoad) {
+          val w = LittleEndian.int64(b, p)
+          out(i) = (w & mask).toInt
+          out(i + 1) = ((w >>> bw) & mask).toInt
+          out(i + 2) = ((w >>> (2 * bw)) & mask).toInt
+          out(i + 3) = ((w >>> (3 * bw)) & mask).toInt
+          out(i + 4) = ((w >>> (4 * bw)) & mask).toInt
+          out(i + 5) = ((w >>> (5 * bw)) & mask).toInt
+          out(i + 6) = ((w >>> (6 * bw)) & mask).toInt
+          out(i + 7) = ((w >>> (7 * bw)) & mask).toInt
+          p += bw
+          i += 8
+        }
+        bit = p.toLong * 8
+      }
       while (i < n && (bit >>> 3) <= lastLoad) {
         out(i) = ((LittleEndian.int64(b, (bit >>> 3).toInt) >>> (bit & 7)) & mask).toInt
         bit += bw
