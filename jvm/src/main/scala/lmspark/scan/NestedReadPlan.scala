@@ -43,6 +43,17 @@ private[scan] final class NestedReadPlan(
     else skip.toSeq.sorted.find(j => hasLeaf(node.children(j))).fold(skip)(skip - _)
   }
 
+  /** Whether `node`, where the list element struct `st` of one field is requested, is that field
+    * itself: a leaf whose parent in the file is the list's repeated group (a legacy 2-level list
+    * whose element group, clipped to one field, Spark's converter reads as that field). Spark's
+    * vectorized reader then fails; its row-based reader, and lmspark, read the struct. */
+  private def collapsedElement(node: ParquetNode, st: StructType, slotRep: Int): Boolean =
+    st.size == 1 && slotRep > 0 && node.children.isEmpty && node.descriptor.isDefined && node.path.size >= 2 && {
+      var t: Type = fileSchema
+      node.path.init.forall { n => !t.isPrimitive && t.asGroupType.containsField(n) && { t = t.asGroupType.getType(n); true } } &&
+        !t.isPrimitive && t.isRepetition(Type.Repetition.REPEATED)
+    }
+
   private def build(node: ParquetNode, dt: DataType, path: Seq[String], slotRep: Int, slotDef: Int,
       ordinals: Option[IndexedSeq[Int]]): Either[String, NestedShape] = {
     val name = path.mkString(".")
@@ -51,6 +62,11 @@ private[scan] final class NestedReadPlan(
       return Right(NestedShape.Absent(dt, slotRep, slotDef))
     }
     dt match {
+      case st: StructType if collapsedElement(node, st, slotRep) =>
+        // Spark's clipping left a one-field element group as a bare leaf (its converter then takes
+        // the field for the element); the group is the element struct, defined with its slot.
+        build(node, st.fields(0).dataType, path :+ st.fields(0).name, slotRep, slotDef, ordinals.map(_ :+ 0))
+          .map(f => NestedShape.Struct(dt, IndexedSeq(f), IndexedSeq.empty, slotDef, slotRep, slotDef))
       case st: StructType =>
         if (node.children.size < st.size)
           return Left(s"field $name: Spark's clipped schema has ${node.children.size} fields, ${st.size} requested")
