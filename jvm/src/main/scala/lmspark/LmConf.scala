@@ -197,6 +197,18 @@ object LmConf {
       "dropped for that row group, IN lists shrink to the values inside [min, max], and a row group whose " +
       "simplified filter is false is skipped.")
 
+  val PRUNING_SPLITS: Entry[Boolean] = bool("spark.lmspark.pruning.splits.enabled", default = true, "pruning",
+    "Drop file splits at planning, before any task is scheduled, when the checked statistics of every row group " +
+      "in the split (or the guarantee they give) prove that no row passes the scan's filters, or the split holds " +
+      "no row group. The driver decides from footers it holds in its metadata cache, or reads them when at most " +
+      "`spark.lmspark.pruning.splits.maxFooterReads` are missing; a point lookup then runs one task. EXPLAIN " +
+      "shows the decision (`LmSplitPruning`). Bucketed scans keep every split.")
+
+  val PRUNING_SPLITS_MAX_FOOTER_READS: Entry[Int] = int("spark.lmspark.pruning.splits.maxFooterReads", default = 64,
+    "pruning", "The most footers the driver reads (8 at a time) to prune one scan's splits at planning. When more " +
+      "of the scan's files have no footer in the driver's metadata cache, only the files whose footer it holds " +
+      "are pruned. 0: only cached footers are used.", min = 0)
+
   val PRUNING_NESTED_FIELDS: Entry[Boolean] = bool("spark.lmspark.pruning.nestedFields.enabled", default = true, "pruning",
     "Leave unread the struct fields of nested columns that no operator above the scan reads, beyond Spark's " +
       "own nested schema pruning (which keeps every field of an array that is exploded and also tested, as " +

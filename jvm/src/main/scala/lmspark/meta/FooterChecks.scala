@@ -3,7 +3,7 @@ package lmspark.meta
 import scala.jdk.CollectionConverters._
 
 import org.apache.parquet.column.ColumnDescriptor
-import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, ColumnPath}
+import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, ColumnPath, ParquetMetadata}
 
 import lmspark.io.ChunkContext
 
@@ -24,20 +24,29 @@ import lmspark.io.ChunkContext
   * column and the footer field (no page applies). Pure: reads nothing. */
 object FooterChecks {
 
+  /** A file's length and where its data ends (the footer's first byte). */
+  final case class FileBounds(fileSize: Long, dataEnd: Long)
+
   /** Length of `PAR1` (before the first chunk). */
   private val Magic = 4L
 
-  def check(file: OpenFile, leaves: Seq[ColumnDescriptor]): Unit = {
-    val blocks = file.footer.getBlocks
+  def check(file: OpenFile, leaves: Seq[ColumnDescriptor]): Unit =
+    check(file.path.toString, file.footer, FileBounds(file.fileSize, file.dataEnd), file.rowGroupIndex, leaves)
+
+  /** The same checks on a split's footer alone (at planning, before any stream is open):
+    * `rowGroupIndex` gives the file's index of the split's `i`-th row group. */
+  def check(path: String, footer: ParquetMetadata, bounds: FileBounds, rowGroupIndex: Int => Int,
+      leaves: Seq[ColumnDescriptor]): Unit = {
+    val blocks = footer.getBlocks
     var i = 0
     while (i < blocks.size) {
       val block = blocks.get(i)
       val rows = block.getRowCount
       if (rows > 0) leaves.foreach { leaf =>
-        val path = ColumnPath.get(leaf.getPath: _*)
-        val ctx = new ChunkContext(file.path.toString, path.toDotString, file.rowGroupIndex(i))
-        block.getColumns.asScala.filter(_.getPath == path).toList match {
-          case c :: Nil => checkChunk(c, leaf, rows, file, ctx)
+        val column = ColumnPath.get(leaf.getPath: _*)
+        val ctx = new ChunkContext(path, column.toDotString, rowGroupIndex(i))
+        block.getColumns.asScala.filter(_.getPath == column).toList match {
+          case c :: Nil => checkChunk(c, leaf, rows, bounds, ctx)
           case found => throw ctx.error(s"malformed footer: the row group has ${found.size} chunks of the column " +
             "(page: not applicable)")
         }
@@ -46,7 +55,7 @@ object FooterChecks {
     }
   }
 
-  private def checkChunk(c: ColumnChunkMetaData, leaf: ColumnDescriptor, rows: Long, file: OpenFile,
+  private def checkChunk(c: ColumnChunkMetaData, leaf: ColumnDescriptor, rows: Long, file: FileBounds,
       ctx: ChunkContext): Unit = {
     def bad(what: String): Nothing = throw ctx.error(s"malformed footer: $what (page: not applicable)")
     val start = c.getStartingPos

@@ -38,6 +38,12 @@ final class OpenFile(val path: Path, val stream: FetchingStream, val footer: Par
   override def close(): Unit = stream.close()
 }
 
+/** The footers of some splits of one file ([[FooterReader.splitFooters]]): per split, its footer
+  * and the file's indexes of its row groups; where the footer starts; the fields whose logical
+  * type was dropped; whether the metadata cache held the footer. */
+final case class SplitFooters(splits: Seq[(ParquetMetadata, Array[Int])], footerStart: Long,
+    unknownLogicalTypes: Set[String], cached: Boolean)
+
 /** How a file is opened: vectored reads on or off, the most bytes fetched ahead at once
   * ([[FetchingStream]]), the tail read speculatively for the footer, the bound of the
   * executor's [[MetadataCache]] (0: nothing cached), and the largest single request. */
@@ -93,6 +99,43 @@ object FooterReader {
 
   def open(conf: Configuration, path: Path, fileSize: Long, modificationTime: Long,
       start: Long, length: Long, options: OpenOptions = OpenOptions()): OpenFile = {
+    val stream = openStream(conf, path, fileSize, modificationTime, options)
+    val cache = cacheFor(path, fileSize, modificationTime, options)
+    try {
+      val parsed = cache.getOrLoad(MetadataCache.Footer)(parse(stream, path, fileSize, options.footerTailBytes))
+      val (footer, mine) = splitFooter(conf, path, parsed, start, length)
+      new OpenFile(path, stream, footer, fileSize, parsed.footerStart, mine, parsed.unknownLogicalTypes, cache)
+    } catch {
+      case e: Throwable => stream.close(); throw failure(path, e)
+    }
+  }
+
+  /**
+   * The footers of several splits `(start, length)` of one file, as [[open]] gives each (the
+   * split's row groups by midpoint), with the file's unknown logical types and whether the
+   * [[MetadataCache]] held the footer. The footer is read and parsed at most once, through the
+   * cache; no other byte of the file is read, and no stream is opened when the cache holds it.
+   * For planning, which decides from footers alone. Errors as [[open]]'s.
+   */
+  def splitFooters(conf: Configuration, path: Path, fileSize: Long, modificationTime: Long,
+      splits: Seq[(Long, Long)], options: OpenOptions): SplitFooters = {
+    val cache = cacheFor(path, fileSize, modificationTime, options)
+    var stream: FetchingStream = null
+    try {
+      val parsed = cache.getOrLoad(MetadataCache.Footer) {
+        stream = openStream(conf, path, fileSize, modificationTime, options)
+        parse(stream, path, fileSize, options.footerTailBytes)
+      }
+      SplitFooters(splits.map { case (start, length) => splitFooter(conf, path, parsed, start, length) },
+        parsed.footerStart, parsed.unknownLogicalTypes, cached = cache.stats.hits > 0)
+    } catch {
+      case e: Throwable => throw failure(path, e)
+    } finally if (stream != null) stream.close()
+  }
+
+  /** The file's stream, opened with its status and asked for random and vectored reads. */
+  private def openStream(conf: Configuration, path: Path, fileSize: Long, modificationTime: Long,
+      options: OpenOptions): FetchingStream = {
     val status = new FileStatus(fileSize, false, 0, 0L, modificationTime, path)
     val fs = path.getFileSystem(conf)
     val opening = fs.openFile(path).withFileStatus(status)
@@ -109,26 +152,31 @@ object FooterReader {
     // The local file system has no request latency to hide: its reads go straight to the stream
     // (measured: fetching ahead there cost up to a fifth on the SF10 point lookup).
     val ahead = if (fs.getUri.getScheme == "file") 0L else options.prefetchMaxBytes
-    val stream = new FetchingStream(raw, fileSize, new IoStats, options.vectored, ahead, options.maxRequestBytes)
-    val cache =
-      if (options.metadataCacheMaxBytes <= 0) FileCache.Off
-      else {
-        MetadataCache.configure(options.metadataCacheMaxBytes)
-        FileCache(Some(FileKey(path.toString, fileSize, modificationTime)), new CacheStats)
-      }
-    try {
-      val parsed = cache.getOrLoad(MetadataCache.Footer)(parse(stream, path, fileSize, options.footerTailBytes))
-      val mine = RowGroupTable.inSplit(parsed.extents, start, start + length)
-      val footer = new ParquetMetadataConverter(HadoopReadOptions.builder(conf, path).build())
-        .fromParquetMetadata(splitOf(parsed.meta, mine))
-      new OpenFile(path, stream, footer, fileSize, parsed.footerStart, mine, parsed.unknownLogicalTypes, cache)
-    } catch {
-      case e: FileNotFoundException => stream.close(); throw e
-      case e: ParquetDecodeException => stream.close(); throw e
-      case e: Exception =>
-        stream.close()
-        throw new IOException(s"Could not read the Parquet footer of $path: ${e.getMessage}", e)
+    new FetchingStream(raw, fileSize, new IoStats, options.vectored, ahead, options.maxRequestBytes)
+  }
+
+  private def cacheFor(path: Path, fileSize: Long, modificationTime: Long, options: OpenOptions): FileCache =
+    if (options.metadataCacheMaxBytes <= 0) FileCache.Off
+    else {
+      MetadataCache.configure(options.metadataCacheMaxBytes)
+      FileCache(Some(FileKey(path.toString, fileSize, modificationTime)), new CacheStats)
     }
+
+  /** The footer of split `[start, start + length)` (its row groups by midpoint) and their file indexes. */
+  private def splitFooter(conf: Configuration, path: Path, parsed: ParsedFooter, start: Long,
+      length: Long): (ParquetMetadata, Array[Int]) = {
+    val mine = RowGroupTable.inSplit(parsed.extents, start, start + length)
+    val footer = new ParquetMetadataConverter(HadoopReadOptions.builder(conf, path).build())
+      .fromParquetMetadata(splitOf(parsed.meta, mine))
+    (footer, mine)
+  }
+
+  /** What a footer read that threw becomes: missing files and decode errors as they are, any other
+    * exception an `IOException` naming the file. */
+  private def failure(path: Path, e: Throwable): Throwable = e match {
+    case _: FileNotFoundException | _: ParquetDecodeException => e
+    case _: Exception => new IOException(s"Could not read the Parquet footer of $path: ${e.getMessage}", e)
+    case _ => e
   }
 
   /** The footer read, parsed and its row-group table checked, with its estimated heap bytes. */

@@ -48,6 +48,10 @@ object LmMetrics {
   val MetadataCacheHits = "metadataCacheHits"
   val MetadataCacheMisses = "metadataCacheMisses"
   val MetadataCacheEvictions = "metadataCacheEvictions"
+  val SplitsPlanned = "lmSplitsPlanned"
+  val SplitsPruned = "lmSplitsPruned"
+  val FootersReadAtPlanning = "lmFootersReadAtPlanning"
+  val SplitPruningTime = "lmSplitPruningTime"
   /** Prefix of the per-column "rows passing the filter on <column>" metrics. */
   val RowsPassingPrefix = "lmRowsPassing:"
 
@@ -92,7 +96,11 @@ object LmMetrics {
     IoWaitTime -> SQLMetrics.createNanoTimingMetric(sc, "time waiting for reads"),
     MetadataCacheHits -> SQLMetrics.createMetric(sc, "metadata cache hits (footers, indexes, filters, dictionaries)"),
     MetadataCacheMisses -> SQLMetrics.createMetric(sc, "metadata cache misses"),
-    MetadataCacheEvictions -> SQLMetrics.createMetric(sc, "metadata cache evictions")) ++
+    MetadataCacheEvictions -> SQLMetrics.createMetric(sc, "metadata cache evictions"),
+    SplitsPlanned -> SQLMetrics.createMetric(sc, "file splits at planning"),
+    SplitsPruned -> SQLMetrics.createMetric(sc, "file splits dropped at planning"),
+    FootersReadAtPlanning -> SQLMetrics.createMetric(sc, "footers read at planning"),
+    SplitPruningTime -> SQLMetrics.createNanoTimingMetric(sc, "split pruning time at planning")) ++
     filteredColumns.distinct.map(c => (RowsPassingPrefix + c) -> SQLMetrics.createMetric(sc, s"rows passing the filter on $c"))
 
   def scanMetrics(m: Map[String, SQLMetric]): ScanMetrics =

@@ -7,16 +7,16 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, SortOrd
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.catalyst.util.truncatedString
 import org.apache.commons.lang3.StringUtils
-import org.apache.spark.sql.execution.{ExplainUtils, FileSourceScanExec, LeafExecNode}
-import org.apache.spark.sql.execution.datasources.HadoopFsRelation
-import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.sql.execution.{ExecSubqueryExpression, ExplainUtils, FileSourceScanExec, LeafExecNode, SQLExecution}
+import org.apache.spark.sql.execution.datasources.{FilePartition, HadoopFsRelation}
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.util.collection.BitSet
 
 import lmspark.LmConf
 import lmspark.predicate.{CatalystTranslator, Guarantees, Translation}
-import lmspark.scan.{BatchRowWriter, LmParquetFileFormat}
+import lmspark.scan.{BatchRowWriter, LmParquetFileFormat, ScanSettings, SplitPruner}
 import lmspark.shim.{ScanExtras, ScanFields, SparkScanShim}
 
 /**
@@ -79,6 +79,66 @@ case class LmParquetScanExec(
     SparkScanShim.scanOf(fields.copy(relation = lmRelation))
   }
 
+  /** Whether [[splitPruning]] has been decided (EXPLAIN shows it then). */
+  @transient @volatile private var splitPruningDecided = false
+
+  /**
+   * The splits dropped at planning ([[SplitPruner]]), decided once, when the scan first executes
+   * or EXPLAIN first shows it. None: not tried (`spark.lmspark.pruning.splits.enabled` off, a
+   * bucketed scan, or splits that are not file partitions). With the outcome, the values of the
+   * wrapped scan's listing metrics once its splits were made ([[scanRDD]] restores them).
+   */
+  @transient private lazy val splitPruning: Option[(SplitPruner.Outcome, Map[String, Long])] = {
+    val outcome =
+      if (!LmConf.PRUNING_SPLITS.get(conf) || wrapped.bucketedScan) None
+      else {
+        val partitions = wrapped.inputRDD.partitions.toSeq
+        if (!partitions.forall(_.isInstanceOf[FilePartition])) None
+        else {
+          val settings = ScanSettings.of(conf, relation.options, requiredSchema, relation.partitionSchema,
+            translation.predicate, unreadFields)
+          val o = SplitPruner.prune(partitions.map(_.asInstanceOf[FilePartition]), settings,
+            relation.sparkSession.sessionState.newHadoopConfWithOptions(relation.options), conf,
+            LmConf.PRUNING_SPLITS_MAX_FOOTER_READS.get(conf))
+          Some(o -> wrapped.driverMetrics.map { case (k, m) => k -> m.value }.toMap)
+        }
+      }
+    splitPruningDecided = true
+    outcome
+  }
+
+  /**
+   * The batches this scan reads: the wrapped scan's, less the splits dropped at planning. Built
+   * when the query runs, after Spark reset the plan's metrics; so it sets split pruning's driver
+   * metrics here, and the wrapped scan's listing metrics again when EXPLAIN (which Spark renders as
+   * a query starts) made its splits before that reset. The row groups of dropped splits count as
+   * pruned by statistics (or guarantee), as a task would have counted them.
+   */
+  @transient private lazy val scanRDD: RDD[ColumnarBatch] = {
+    val files = wrapped.inputRDD.asInstanceOf[RDD[ColumnarBatch]]
+    splitPruning match {
+      case None => files
+      case Some((o, listing)) =>
+        listing.foreach { case (k, v) => if (wrapped.driverMetrics(k).value == 0L) wrapped.driverMetrics(k).set(v) }
+        val pruned = if (LmConf.PRUNING_STATISTICS.get(conf)) LmMetrics.PrunedByStatistics else LmMetrics.PrunedByGuarantee
+        val split = Seq(LmMetrics.SplitsPlanned -> o.splits.toLong, LmMetrics.SplitsPruned -> o.dropped.toLong,
+          LmMetrics.FootersReadAtPlanning -> o.footersRead.toLong, LmMetrics.SplitPruningTime -> o.timeNs,
+          LmMetrics.RowGroupsTotal -> o.rowGroupsDropped, pruned -> o.rowGroupsDropped)
+        split.foreach { case (k, v) => lmMetrics(k).add(v) }
+        SQLMetrics.postDriverMetricUpdates(sparkContext, sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY),
+          split.map(kv => lmMetrics(kv._1)) ++ wrapped.driverMetrics.values)
+        if (o.dropped > 0) new KeptSplitsRDD(files, o.kept, o.parents) else files
+    }
+  }
+
+  /** EXPLAIN's `LmSplitPruning`: the decision once made; a scan whose partition filters wait for a
+    * subquery decides at execution. */
+  private def splitPruningNote: Option[String] =
+    if (!LmConf.PRUNING_SPLITS.get(conf)) None
+    else if (splitPruningDecided || !partitionFilters.exists(ExecSubqueryExpression.hasSubquery))
+      Some(splitPruning.fold("not tried (bucketed scan)")(_._1.decision))
+    else Some("decided at execution (the partition filters wait for a subquery)")
+
   override def nodeName: String = "LmParquetScan"
 
   override lazy val metrics: Map[String, SQLMetric] = lmMetrics ++ wrapped.driverMetrics
@@ -109,6 +169,7 @@ case class LmParquetScanExec(
   private def explainMetadata: Seq[(String, String)] = {
     val lm = Seq("LmOutput" -> (if (columnarOutput) "columnar" else "row"),
       "LmPruningPredicate" -> translation.predicate.toString) ++
+      splitPruningNote.map("LmSplitPruning" -> _).toSeq ++
       (if (unreadFields.isEmpty) Nil
        else Seq("LmUnreadFields" -> unreadFields.toSeq.map(_.mkString(".")).sorted.mkString("[", ", ", "]"))) ++
       (if (translation.untranslated.isEmpty) Nil
@@ -140,7 +201,7 @@ case class LmParquetScanExec(
   protected override def doExecute(): RDD[InternalRow] = {
     val numOutputRows = longMetric(LmMetrics.NumOutputRows)
     val types = schema.fields.map(_.dataType)
-    wrapped.inputRDD.asInstanceOf[RDD[ColumnarBatch]].mapPartitions({ batches =>
+    scanRDD.mapPartitions({ batches =>
       val writer = new BatchRowWriter(types)
       batches.flatMap { batch =>
         numOutputRows += batch.numRows()
@@ -151,7 +212,7 @@ case class LmParquetScanExec(
 
   protected override def doExecuteColumnar(): RDD[ColumnarBatch] = {
     val numOutputRows = longMetric(LmMetrics.NumOutputRows)
-    wrapped.inputRDD.asInstanceOf[RDD[ColumnarBatch]].mapPartitions({ batches =>
+    scanRDD.mapPartitions({ batches =>
       batches.map { batch =>
         numOutputRows += batch.numRows()
         batch

@@ -8,7 +8,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.{FileSourceOptions, InternalRow}
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
-import org.apache.spark.sql.execution.datasources.parquet.{ParquetFileFormat, ParquetOptions}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
@@ -53,43 +53,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       new Configuration(hadoopConf))
 
     val sqlConf = sparkSession.sessionState.conf
-    val parquetOptions = new ParquetOptions(options, sqlConf)
-    val settings = ScanSettings(
-      requiredSchema = requiredSchema,
-      partitionSchema = partitionSchema,
-      batchSize = LmConf.BATCH_SIZE.get(sqlConf),
-      offHeapVectors = sqlConf.offHeapColumnVectorEnabled,
-      caseSensitive = sqlConf.caseSensitiveAnalysis,
-      datetimeRebaseModeInRead = parquetOptions.datetimeRebaseModeInRead,
-      int96RebaseModeInRead = parquetOptions.int96RebaseModeInRead,
-      int96TimestampConversion = sqlConf.isParquetINT96TimestampConversion,
-      sessionTimeZone = sqlConf.sessionLocalTimeZone,
-      useFieldId = sqlConf.parquetFieldIdReadEnabled,
-      ignoreMissingFieldId = sqlConf.ignoreMissingParquetFieldId,
-      nullStructIfFieldsMissing = lmspark.shim.ParquetClip.nullStructIfFieldsMissing(sqlConf),
-      verifyChecksums = LmConf.VERIFY_CHECKSUMS.get(sqlConf),
-      preserveDictionary = LmConf.DICTIONARY_PRESERVE.get(sqlConf),
-      predicate = predicate,
-      pruneStatistics = LmConf.PRUNING_STATISTICS.get(sqlConf),
-      pruneDictionary = LmConf.PRUNING_DICTIONARY.get(sqlConf),
-      pruneBloomFilter = LmConf.PRUNING_BLOOM_FILTER.get(sqlConf),
-      pruneGuarantees = LmConf.PRUNING_GUARANTEES.get(sqlConf),
-      usePageIndex = LmConf.PAGE_INDEX.get(sqlConf),
-      maxCoalesceGap = LmConf.IO_MAX_COALESCE_GAP.get(sqlConf).toLong,
-      open = lmspark.meta.OpenOptions(LmConf.IO_VECTORED.get(sqlConf), LmConf.IO_PREFETCH_MAX_BYTES.get(sqlConf),
-        LmConf.IO_FOOTER_TAIL_BYTES.get(sqlConf), LmConf.METADATA_CACHE_MAX_BYTES.get(sqlConf),
-        LmConf.IO_MAX_REQUEST_BYTES.get(sqlConf)),
-      prefetchMaxRequests = LmConf.IO_PREFETCH_MAX_REQUESTS.get(sqlConf),
-      singleStageMaxBytes = LmConf.IO_SINGLE_STAGE_MAX_BYTES.get(sqlConf),
-      lateMaterialization = LmConf.LATE_MATERIALIZATION.get(sqlConf),
-      dictionaryPredicates = LmConf.DICTIONARY_PREDICATES.get(sqlConf),
-      predicateCacheMaxBytes = LmConf.PREDICATE_CACHE_MAX_BYTES.get(sqlConf),
-      denseFraction = LmConf.LM_DENSE_FRACTION.get(sqlConf),
-      scatteredFraction = LmConf.LM_SCATTERED_FRACTION.get(sqlConf),
-      narrowColumns = LmConf.LM_NARROW_COLUMNS.get(sqlConf),
-      exploreEvery = LmConf.LM_EXPLORE_EVERY.get(sqlConf),
-      selectionThreshold = LmConf.SELECTION_THRESHOLD.get(sqlConf),
-      unreadFields = unreadFields)
+    val settings = ScanSettings.of(sqlConf, options, requiredSchema, partitionSchema, predicate, unreadFields)
     val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val scanMetrics = metrics
     val reasons = fileFallbackReasons

@@ -76,13 +76,9 @@ object RowGroupPlan {
   * Invariant: a row group or page is skipped only when no row in it can make the predicate TRUE. */
 final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predicate, settings: ScanSettings,
     metrics: ScanMetrics, sources: ChunkSources) {
-  private[this] val predicateColumns: Array[Int] = Guarantees.columns(predicate).toArray.sorted
-  private[this] val values = mutable.Map.empty[Int, Option[SparkValues]]
+  private[this] val proof = new StatisticsProof(plan, predicate, settings)
 
-  private def sparkValues(col: Int): Option[SparkValues] = values.getOrElseUpdate(col, plan.columns(col) match {
-    case ColumnPlan.Present(descriptor, sparkType, options) => SparkValues.forColumn(descriptor, sparkType, options)
-    case _ => None
-  })
+  private def sparkValues(col: Int): Option[SparkValues] = proof.sparkValues(col)
 
   private def chunk(block: BlockMetaData, col: Int): Option[ColumnChunkMetaData] = plan.columns(col) match {
     case ColumnPlan.Present(descriptor, _, _) => Some(FileReadPlan.chunkOf(block, descriptor))
@@ -125,7 +121,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     if (predicate == Predicate.True) return all
 
     // 1. Statistics and the guarantee they give.
-    val stats = statsOf(block, count = true)
+    val stats = proof.stats(block, () => metrics.statisticsIgnored += 1)
     var residual = predicate
     if (settings.pruneStatistics || settings.pruneGuarantees) {
       val simplified = Guarantees.simplify(predicate, stats.get)
@@ -182,41 +178,13 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     }
   }
 
-  /** Checked statistics of the predicate's columns in `block` (`count`: unusable ones are counted). */
-  private def statsOf(block: BlockMetaData, count: Boolean): Map[Int, ColumnStats] =
-    predicateColumns.iterator.flatMap(col => columnStats(block, col, block.getRowCount, count).map(col -> _)).toMap
-
   /** Row groups of the split that statistics (or their guarantee) do not skip: when at most one,
     * the split reads at most one row group and nothing can overlap its fetch. */
   lazy val keptByStatistics: Int = {
     val blocks = file.footer.getBlocks
-    (0 until blocks.size()).count(bi => !skippedByStatistics(blocks.get(bi)))
+    (0 until blocks.size()).count(bi => proof.skip(blocks.get(bi)).isEmpty)
   }
 
-  /** Whether statistics (or the guarantee they give) skip `block` whole: its metadata is never read. */
-  private def skippedByStatistics(block: BlockMetaData): Boolean =
-    predicate != Predicate.True && (settings.pruneStatistics || settings.pruneGuarantees) &&
-      Guarantees.simplify(predicate, statsOf(block, count = false).get).predicate == Predicate.False
-
-  /** Checked statistics of column `col` (a column the file lacks is all NULL). */
-  private def columnStats(block: BlockMetaData, col: Int, rowCount: Long, count: Boolean): Option[ColumnStats] =
-    plan.columns(col) match {
-      case ColumnPlan.Missing => Some(ColumnStats(None, None, Some(rowCount), rowCount))
-      case _: ColumnPlan.Nested => None // never a predicate column
-      case _: ColumnPlan.Present =>
-        val c = chunk(block, col).get
-        val s: org.apache.parquet.column.statistics.Statistics[_] = c.getStatistics
-        if (s == null || s.isEmpty) None
-        else sparkValues(col).flatMap { sv =>
-          sv.statistics(s, rowCount) match {
-            case Right(cs) => Some(cs)
-            case Left(_) => if (count) metrics.statisticsIgnored += 1; None
-          }
-        }
-    }
-
-  /** The dictionary region of column `col`'s chunk (its start to its first data page), when
-    * dictionary pruning will read it (and the cache does not hold it). */
   /** True when column `col`'s exact min or max, values its chunk holds and so its dictionary
     * holds, could pass `residual`: the dictionary cannot exclude the row group then, and is neither
     * fetched nor decoded for pruning. (A range lying between the bounds, `a < c < b`, still
@@ -227,6 +195,8 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
       witnesses.nonEmpty && Guarantees.canMatchValues(residual, col, witnesses.toIndexedSeq, mayBeNull = false)
     }
 
+  /** The dictionary region of column `col`'s chunk (its start to its first data page), when
+    * dictionary pruning will read it (and the cache does not hold it). */
   private def dictionaryRange(block: BlockMetaData, blockIndex: Int, col: Int): Option[ByteRange] =
     chunk(block, col).filter(c => ChunkDictionary.allPagesDictionaryEncoded(c) && sparkValues(col).isDefined &&
       c.getFirstDataPageOffset > c.getStartingPos && c.getStartingPos >= 0 &&
@@ -275,7 +245,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     val blocks = file.footer.getBlocks
     for {
       bi <- 0 until blocks.size()
-      if !skippedByStatistics(blocks.get(bi))
+      if proof.skip(blocks.get(bi)).isEmpty
       col <- plan.columns.indices
       c <- chunk(blocks.get(bi), col).toSeq
       if !file.cache.contains(cachePart(col, bi, MetadataCache.PageIndex))

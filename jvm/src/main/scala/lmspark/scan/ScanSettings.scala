@@ -1,6 +1,10 @@
 package lmspark.scan
 
+import org.apache.spark.sql.execution.datasources.parquet.ParquetOptions
+import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.StructType
+
+import lmspark.LmConf
 
 import lmspark.predicate.Predicate
 
@@ -55,4 +59,48 @@ final case class ScanSettings(
 
   /** The scan's column ids (requested columns, then struct fields), as predicates name them. */
   @transient lazy val columns: lmspark.predicate.ScanColumns = new lmspark.predicate.ScanColumns(requiredSchema)
+}
+
+object ScanSettings {
+  /** A scan's settings from the session's SQL conf and the relation's read `options` (rebase modes). */
+  def of(sqlConf: SQLConf, options: Map[String, String], requiredSchema: StructType, partitionSchema: StructType,
+      predicate: Predicate, unreadFields: Set[Seq[String]]): ScanSettings = {
+    val parquetOptions = new ParquetOptions(options, sqlConf)
+    ScanSettings(
+      requiredSchema = requiredSchema,
+      partitionSchema = partitionSchema,
+      batchSize = LmConf.BATCH_SIZE.get(sqlConf),
+      offHeapVectors = sqlConf.offHeapColumnVectorEnabled,
+      caseSensitive = sqlConf.caseSensitiveAnalysis,
+      datetimeRebaseModeInRead = parquetOptions.datetimeRebaseModeInRead,
+      int96RebaseModeInRead = parquetOptions.int96RebaseModeInRead,
+      int96TimestampConversion = sqlConf.isParquetINT96TimestampConversion,
+      sessionTimeZone = sqlConf.sessionLocalTimeZone,
+      useFieldId = sqlConf.parquetFieldIdReadEnabled,
+      ignoreMissingFieldId = sqlConf.ignoreMissingParquetFieldId,
+      nullStructIfFieldsMissing = lmspark.shim.ParquetClip.nullStructIfFieldsMissing(sqlConf),
+      verifyChecksums = LmConf.VERIFY_CHECKSUMS.get(sqlConf),
+      preserveDictionary = LmConf.DICTIONARY_PRESERVE.get(sqlConf),
+      predicate = predicate,
+      pruneStatistics = LmConf.PRUNING_STATISTICS.get(sqlConf),
+      pruneDictionary = LmConf.PRUNING_DICTIONARY.get(sqlConf),
+      pruneBloomFilter = LmConf.PRUNING_BLOOM_FILTER.get(sqlConf),
+      pruneGuarantees = LmConf.PRUNING_GUARANTEES.get(sqlConf),
+      usePageIndex = LmConf.PAGE_INDEX.get(sqlConf),
+      maxCoalesceGap = LmConf.IO_MAX_COALESCE_GAP.get(sqlConf).toLong,
+      open = lmspark.meta.OpenOptions(LmConf.IO_VECTORED.get(sqlConf), LmConf.IO_PREFETCH_MAX_BYTES.get(sqlConf),
+        LmConf.IO_FOOTER_TAIL_BYTES.get(sqlConf), LmConf.METADATA_CACHE_MAX_BYTES.get(sqlConf),
+        LmConf.IO_MAX_REQUEST_BYTES.get(sqlConf)),
+      prefetchMaxRequests = LmConf.IO_PREFETCH_MAX_REQUESTS.get(sqlConf),
+      singleStageMaxBytes = LmConf.IO_SINGLE_STAGE_MAX_BYTES.get(sqlConf),
+      lateMaterialization = LmConf.LATE_MATERIALIZATION.get(sqlConf),
+      dictionaryPredicates = LmConf.DICTIONARY_PREDICATES.get(sqlConf),
+      predicateCacheMaxBytes = LmConf.PREDICATE_CACHE_MAX_BYTES.get(sqlConf),
+      denseFraction = LmConf.LM_DENSE_FRACTION.get(sqlConf),
+      scatteredFraction = LmConf.LM_SCATTERED_FRACTION.get(sqlConf),
+      narrowColumns = LmConf.LM_NARROW_COLUMNS.get(sqlConf),
+      exploreEvery = LmConf.LM_EXPLORE_EVERY.get(sqlConf),
+      selectionThreshold = LmConf.SELECTION_THRESHOLD.get(sqlConf),
+      unreadFields = unreadFields)
+  }
 }

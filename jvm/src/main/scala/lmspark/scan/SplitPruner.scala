@@ -1,0 +1,117 @@
+package lmspark.scan
+
+import java.util.concurrent.{Callable, Executors, ThreadFactory}
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.execution.datasources.{FilePartition, PartitionedFile}
+import org.apache.spark.sql.internal.SQLConf
+
+import lmspark.meta.{FileKey, FooterChecks, FooterReader, MetadataCache}
+import lmspark.predicate.Predicate
+
+/**
+ * Split pruning at planning: drops, before any task is scheduled, the file splits in which
+ * lmspark's reader would read nothing: every row group of the split (by midpoint, as the reader
+ * assigns them) is skipped by its checked statistics or the guarantee they give
+ * ([[StatisticsProof]], the reader's own first proof), or the split holds no row group.
+ *
+ * It decides from footers alone: those the driver's [[MetadataCache]] holds, and, when at most
+ * `maxFooterReads` of the scan's files are not cached, those it reads (8 at a time, through the
+ * cache, so the tasks of a local session find them). A split is kept whenever anything stands in
+ * the way of a proof: a footer that cannot be read or checked, a file lmspark would hand to
+ * Spark's reader, a chunk whose footer fields fail [[FooterChecks]] (the task then raises the
+ * error as before). So the rows a scan produces never change, only the tasks that would produce
+ * none are gone.
+ */
+object SplitPruner extends Logging {
+
+  /** What pruning did for one scan: `kept` are the partitions left, each with only its kept splits
+    * (re-indexed from 0; partitions left with no split are gone), `parents` the index each had;
+    * the counts are for EXPLAIN and
+    * metrics. `decision` says in words what was decided and from what. */
+  final case class Outcome(decision: String, kept: Seq[FilePartition], parents: Seq[Int], splits: Int, dropped: Int,
+      rowGroupsDropped: Long, footersRead: Int, footersCached: Int, timeNs: Long)
+
+  /** The most footers read at once. */
+  private val ReadThreads = 8
+
+  private final case class FileId(path: Path, size: Long, modificationTime: Long)
+
+  def prune(partitions: Seq[FilePartition], settings: ScanSettings, conf: Configuration, sqlConf: SQLConf,
+      maxFooterReads: Int): Outcome = {
+    val t0 = System.nanoTime()
+    val splits = partitions.map(_.files.length).sum
+    def unchanged(why: String) = Outcome(why, partitions, partitions.indices, splits, 0, 0L, 0, 0, System.nanoTime() - t0)
+    if (settings.predicate == Predicate.True) return unchanged("no filter lmspark prunes with")
+    if (!settings.pruneStatistics && !settings.pruneGuarantees) return unchanged("statistics and guarantees are off")
+
+    val byFile: Map[FileId, Seq[PartitionedFile]] =
+      partitions.flatMap(_.files).groupBy(f => FileId(f.toPath, f.fileSize, f.modificationTime))
+    val (cached, uncached) = byFile.keys.toSeq.partition(id => settings.open.metadataCacheMaxBytes > 0 &&
+      MetadataCache.contains(Some(FileKey(id.path.toString, id.size, id.modificationTime)), MetadataCache.Footer))
+    val toRead = if (uncached.size <= maxFooterReads) uncached else Nil
+    val outcomes = decideAll(cached ++ toRead, byFile, settings, conf, sqlConf)
+    val dropped: Set[PartitionedFile] = outcomes.flatMap(_.dropped).toSet
+    val left = partitions.zipWithIndex.map { case (p, i) => (p.files.filterNot(dropped.contains), i) }
+      .filter(_._1.nonEmpty)
+    val kept = left.zipWithIndex.map { case ((files, _), i) => FilePartition(i, files) }
+    val read = outcomes.count(o => !o.cached)
+    val budget = if (toRead.isEmpty && uncached.nonEmpty)
+      s"; ${uncached.size} files without a cached footer are more than maxFooterReads ${maxFooterReads}, kept whole"
+      else ""
+    Outcome(s"dropped ${dropped.size} of $splits splits by statistics (footers: ${outcomes.size - read} cached, " +
+      s"$read read)$budget", kept, left.map(_._2), splits, dropped.size, outcomes.map(_.rowGroups).sum, read,
+      outcomes.size - read, System.nanoTime() - t0)
+  }
+
+  /** One file's result: the splits to drop, their row groups, whether its footer was cached. */
+  private final case class FileOutcome(dropped: Seq[PartitionedFile], rowGroups: Long, cached: Boolean)
+
+  private def decideAll(files: Seq[FileId], byFile: Map[FileId, Seq[PartitionedFile]], settings: ScanSettings,
+      conf: Configuration, sqlConf: SQLConf): Seq[FileOutcome] = {
+    def one(id: FileId): Option[FileOutcome] = SQLConf.withExistingConf(sqlConf)(decide(id, byFile(id), settings, conf))
+    if (files.size <= 1) files.flatMap(one)
+    else {
+      val pool = Executors.newFixedThreadPool(math.min(ReadThreads, files.size), DaemonThreads)
+      try {
+        val futures = files.map(id => pool.submit(new Callable[Option[FileOutcome]] { def call() = one(id) }))
+        futures.flatMap(_.get())
+      } finally pool.shutdownNow()
+    }
+  }
+
+  /** The splits of one file its footer proves empty; None when the footer cannot be had. */
+  private def decide(id: FileId, splits: Seq[PartitionedFile], settings: ScanSettings,
+      conf: Configuration): Option[FileOutcome] = {
+    val path = id.path
+    val footers = try Some(FooterReader.splitFooters(conf, path, id.size, id.modificationTime,
+        splits.map(s => (s.start, s.length)), settings.open))
+      catch { case NonFatal(e) => logInfo(s"lmspark keeps the splits of $path at planning: $e"); None }
+    footers.map { f =>
+      val empty = splits.zip(f.splits).flatMap { case (split, (footer, indexes)) =>
+        try {
+          FileReadPlan.build(footer, settings.requiredSchema, settings, f.unknownLogicalTypes).toOption.flatMap { plan =>
+            FooterChecks.check(path.toString, footer, FooterChecks.FileBounds(id.size, f.footerStart), indexes(_), plan.leaves)
+            val proof = new StatisticsProof(plan, settings.predicate, settings)
+            val blocks = footer.getBlocks.asScala
+            if (blocks.forall(b => proof.skip(b).isDefined)) Some(split -> blocks.size.toLong) else None
+          }
+        } catch { case NonFatal(e) => logInfo(s"lmspark keeps a split of $path at planning: $e"); None }
+      }
+      FileOutcome(empty.map(_._1), empty.map(_._2).sum, f.cached)
+    }
+  }
+
+  private object DaemonThreads extends ThreadFactory {
+    override def newThread(r: Runnable): Thread = {
+      val t = new Thread(r, "lmspark-split-pruning")
+      t.setDaemon(true)
+      t
+    }
+  }
+}
