@@ -311,13 +311,15 @@ def run_query_full(spark: SparkSession, query: Query, settings: dict) -> QueryRu
 
 #: Metric keys of LmParquetScanExec (lmspark.plan.LmMetrics).
 FILES_READ, FILES_FALLBACK, ROW_GROUPS_READ = "lmFilesRead", "filesFallback", "rowGroupsRead"
-_LM_METRICS = (FILES_READ, FILES_FALLBACK, ROW_GROUPS_READ, "lmBytesRead")
+SPLITS_PRUNED = "lmSplitsPruned"
+_LM_METRICS = (FILES_READ, FILES_FALLBACK, ROW_GROUPS_READ, "lmBytesRead", SPLITS_PRUNED)
 
 
 def lm_scan_metrics(df: DataFrame) -> dict[str, int]:
     """The metrics of every LmParquetScanExec in ``df``'s executed plan, summed (all zero
     without one), through ``lmspark.metrics``. Read after the query ran: files read by lmspark,
-    files handed to Spark's reader, row groups read, bytes read; ``scans``: how many lmspark scans."""
+    files handed to Spark's reader, row groups read, bytes read, splits dropped at planning;
+    ``scans``: how many lmspark scans."""
     got = lmspark.metrics(df)
     totals = dict.fromkeys(_LM_METRICS, 0)
     totals.update({k: got.get(k, 0) for k in _LM_METRICS})
@@ -381,14 +383,15 @@ def capture_lm_log(spark: SparkSession, logger: str = "lmspark") -> Iterator[LmL
 
 
 def assert_lm_read_everything(run: QueryRun, row_groups: int | None = None) -> None:
-    """The run used LmParquetScan, lmspark itself read at least one file, and handed none to
-    Spark's reader (a silent per-file fallback must not pass as success); with ``row_groups``,
-    it read exactly that many (non-empty) row groups."""
+    """The run used LmParquetScan, lmspark itself read at least one file (or dropped splits at
+    planning, which only lmspark does), and handed none to Spark's reader (a silent per-file
+    fallback must not pass as success); with ``row_groups``, it read exactly that many (non-empty)
+    row groups."""
     assert LM_NODE in run.plan, f"expected {LM_NODE} in the executed plan, got {lm_status(run.plan)}:\n{run.plan}"
     assert not fallback_reasons(run.plan), f"unexpected fallback in:\n{run.plan}"
     m = run.metrics
     assert m[FILES_FALLBACK] == 0, f"lmspark handed {m[FILES_FALLBACK]} file(s) to Spark's reader (metrics {m})"
-    assert m[FILES_READ] > 0, f"lmspark read no file itself (metrics {m})"
+    assert m[FILES_READ] > 0 or m[SPLITS_PRUNED] > 0, f"lmspark read no file itself (metrics {m})"
     if row_groups is not None:
         assert m[ROW_GROUPS_READ] == row_groups, f"expected {row_groups} row groups read, metrics {m}"
 

@@ -1273,6 +1273,7 @@ FLAG_SPACE: dict[str, list[str]] = {
     C.PRUNING_DICTIONARY_ENABLED: ["true", "false"],
     C.PRUNING_BLOOM_FILTER_ENABLED: ["true", "false"],
     C.PRUNING_GUARANTEES_ENABLED: ["true", "false"],
+    C.PRUNING_SPLITS_ENABLED: ["true", "false"],
     C.DICTIONARY_PREDICATES_ENABLED: ["true", "false"],
     C.DICTIONARY_PRESERVE_ENABLED: ["true", "false"],
     C.PREDICATE_CACHE_MAX_BYTES: ["67108864", "0", "200"],

@@ -200,8 +200,9 @@ object LmConf {
   val PRUNING_SPLITS: Entry[Boolean] = bool("spark.lmspark.pruning.splits.enabled", default = true, "pruning",
     "Drop file splits at planning, before any task is scheduled, when the checked statistics of every row group " +
       "in the split (or the guarantee they give) prove that no row passes the scan's filters, or the split holds " +
-      "no row group. The driver decides from footers it holds in its metadata cache, or reads them when at most " +
-      "`spark.lmspark.pruning.splits.maxFooterReads` are missing; a point lookup then runs one task. EXPLAIN " +
+      "no row group. The driver decides from footers it holds in its metadata cache, or reads into it when at " +
+      "most `spark.lmspark.pruning.splits.maxFooterReads` are missing (none with the cache off); a point " +
+      "lookup then runs one task. EXPLAIN " +
       "shows the decision (`LmSplitPruning`). Bucketed scans keep every split.")
 
   val PRUNING_SPLITS_MAX_FOOTER_READS: Entry[Int] = int("spark.lmspark.pruning.splits.maxFooterReads", default = 64,

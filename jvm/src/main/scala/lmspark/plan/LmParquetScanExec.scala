@@ -112,7 +112,8 @@ case class LmParquetScanExec(
    * when the query runs, after Spark reset the plan's metrics; so it sets split pruning's driver
    * metrics here, and the wrapped scan's listing metrics again when EXPLAIN (which Spark renders as
    * a query starts) made its splits before that reset. The row groups of dropped splits count as
-   * pruned by statistics (or guarantee), as a task would have counted them.
+   * pruned by statistics (or guarantee), as a task would have counted them, and the footers it
+   * found in the metadata cache or read into it as cache hits and misses.
    */
   @transient private lazy val scanRDD: RDD[ColumnarBatch] = {
     val files = wrapped.inputRDD.asInstanceOf[RDD[ColumnarBatch]]
@@ -123,7 +124,8 @@ case class LmParquetScanExec(
         val pruned = if (LmConf.PRUNING_STATISTICS.get(conf)) LmMetrics.PrunedByStatistics else LmMetrics.PrunedByGuarantee
         val split = Seq(LmMetrics.SplitsPlanned -> o.splits.toLong, LmMetrics.SplitsPruned -> o.dropped.toLong,
           LmMetrics.FootersReadAtPlanning -> o.footersRead.toLong, LmMetrics.SplitPruningTime -> o.timeNs,
-          LmMetrics.RowGroupsTotal -> o.rowGroupsDropped, pruned -> o.rowGroupsDropped)
+          LmMetrics.RowGroupsTotal -> o.rowGroupsDropped, pruned -> o.rowGroupsDropped,
+          LmMetrics.MetadataCacheHits -> o.footersCached.toLong, LmMetrics.MetadataCacheMisses -> o.footersRead.toLong)
         split.foreach { case (k, v) => lmMetrics(k).add(v) }
         SQLMetrics.postDriverMetricUpdates(sparkContext, sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY),
           split.map(kv => lmMetrics(kv._1)) ++ wrapped.driverMetrics.values)
@@ -131,13 +133,18 @@ case class LmParquetScanExec(
     }
   }
 
-  /** EXPLAIN's `LmSplitPruning`: the decision once made; a scan whose partition filters wait for a
-    * subquery decides at execution. */
+  /** What split pruning decided for this scan, once it has run (for tests). */
+  private[lmspark] def splitPruningOutcome: Option[SplitPruner.Outcome] = splitPruning.map(_._1)
+
+  /** EXPLAIN's `LmSplitPruning`: the decision once made. A scan whose filters wait for a subquery
+    * (dynamic partition pruning, a scalar subquery) cannot make its splits before the query runs,
+    * so it decides at execution. */
   private def splitPruningNote: Option[String] =
     if (!LmConf.PRUNING_SPLITS.get(conf)) None
-    else if (splitPruningDecided || !partitionFilters.exists(ExecSubqueryExpression.hasSubquery))
-      Some(splitPruning.fold("not tried (bucketed scan)")(_._1.decision))
-    else Some("decided at execution (the partition filters wait for a subquery)")
+    else if (splitPruningDecided || !(partitionFilters ++ dataFilters).exists(ExecSubqueryExpression.hasSubquery))
+      Some(try splitPruning.fold("not tried (bucketed scan)")(_._1.decision)
+        catch { case scala.util.control.NonFatal(e) => s"decided at execution (making the splits failed: $e)" })
+    else Some("decided at execution (the filters wait for a subquery)")
 
   override def nodeName: String = "LmParquetScan"
 

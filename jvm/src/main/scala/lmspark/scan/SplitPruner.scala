@@ -22,7 +22,8 @@ import lmspark.predicate.Predicate
  *
  * It decides from footers alone: those the driver's [[MetadataCache]] holds, and, when at most
  * `maxFooterReads` of the scan's files are not cached, those it reads (8 at a time, through the
- * cache, so the tasks of a local session find them). A split is kept whenever anything stands in
+ * cache, so the tasks of a local session find them). With the cache off it reads none (each kept
+ * split's task would read its footer again). A split is kept whenever anything stands in
  * the way of a proof: a footer that cannot be read or checked, a file lmspark would hand to
  * Spark's reader, a chunk whose footer fields fail [[FooterChecks]] (the task then raises the
  * error as before). So the rows a scan produces never change, only the tasks that would produce
@@ -30,11 +31,12 @@ import lmspark.predicate.Predicate
  */
 object SplitPruner extends Logging {
 
-  /** What pruning did for one scan: `kept` are the partitions left, each with only its kept splits
+  /** What pruning did for one scan: `input` are the scan's partitions as Spark made them; `kept` are the partitions left, each with only its kept splits
     * (re-indexed from 0; partitions left with no split are gone), `parents` the index each had;
     * the counts are for EXPLAIN and
     * metrics. `decision` says in words what was decided and from what. */
-  final case class Outcome(decision: String, kept: Seq[FilePartition], parents: Seq[Int], splits: Int, dropped: Int,
+  final case class Outcome(decision: String, input: Seq[FilePartition], kept: Seq[FilePartition], parents: Seq[Int],
+      splits: Int, dropped: Int,
       rowGroupsDropped: Long, footersRead: Int, footersCached: Int, timeNs: Long)
 
   /** The most footers read at once. */
@@ -46,26 +48,30 @@ object SplitPruner extends Logging {
       maxFooterReads: Int): Outcome = {
     val t0 = System.nanoTime()
     val splits = partitions.map(_.files.length).sum
-    def unchanged(why: String) = Outcome(why, partitions, partitions.indices, splits, 0, 0L, 0, 0, System.nanoTime() - t0)
+    def unchanged(why: String) = Outcome(why, partitions, partitions, partitions.indices, splits, 0, 0L, 0, 0, System.nanoTime() - t0)
     if (settings.predicate == Predicate.True) return unchanged("no filter lmspark prunes with")
     if (!settings.pruneStatistics && !settings.pruneGuarantees) return unchanged("statistics and guarantees are off")
 
+    val cacheOn = settings.open.metadataCacheMaxBytes > 0
     val byFile: Map[FileId, Seq[PartitionedFile]] =
       partitions.flatMap(_.files).groupBy(f => FileId(f.toPath, f.fileSize, f.modificationTime))
-    val (cached, uncached) = byFile.keys.toSeq.partition(id => settings.open.metadataCacheMaxBytes > 0 &&
-      MetadataCache.contains(Some(FileKey(id.path.toString, id.size, id.modificationTime)), MetadataCache.Footer))
-    val toRead = if (uncached.size <= maxFooterReads) uncached else Nil
+    val (cached, uncached) = byFile.keys.toSeq.partition(id =>
+      cacheOn && MetadataCache.contains(Some(FileKey(id.path.toString, id.size, id.modificationTime)), MetadataCache.Footer))
+    // Without the cache, a footer read here would be read again by the task of every kept split.
+    val toRead = if (cacheOn && uncached.size <= maxFooterReads) uncached else Nil
     val outcomes = decideAll(cached ++ toRead, byFile, settings, conf, sqlConf)
     val dropped: Set[PartitionedFile] = outcomes.flatMap(_.dropped).toSet
     val left = partitions.zipWithIndex.map { case (p, i) => (p.files.filterNot(dropped.contains), i) }
       .filter(_._1.nonEmpty)
     val kept = left.zipWithIndex.map { case ((files, _), i) => FilePartition(i, files) }
     val read = outcomes.count(o => !o.cached)
-    val budget = if (toRead.isEmpty && uncached.nonEmpty)
-      s"; ${uncached.size} files without a cached footer are more than maxFooterReads ${maxFooterReads}, kept whole"
+    val budget =
+      if (!cacheOn) "; the metadata cache is off, so no footer was read"
+      else if (toRead.isEmpty && uncached.nonEmpty)
+        s"; ${uncached.size} files without a cached footer are more than maxFooterReads $maxFooterReads, kept whole"
       else ""
     Outcome(s"dropped ${dropped.size} of $splits splits by statistics (footers: ${outcomes.size - read} cached, " +
-      s"$read read)$budget", kept, left.map(_._2), splits, dropped.size, outcomes.map(_.rowGroups).sum, read,
+      s"$read read)$budget", partitions, kept, left.map(_._2), splits, dropped.size, outcomes.map(_.rowGroups).sum, read,
       outcomes.size - read, System.nanoTime() - t0)
   }
 
