@@ -72,6 +72,14 @@ PRUNING_BLOOM_FILTER_ENABLED = "spark.lmspark.pruning.bloomFilter.enabled"
 #: Default: true.
 PRUNING_GUARANTEES_ENABLED = "spark.lmspark.pruning.guarantees.enabled"
 
+#: Drop file splits at planning, before any task is scheduled, when the checked statistics of every row group in the split (or the guarantee they give) prove that no row passes the scan's filters, or the split holds no row group. The driver decides from footers it holds in its metadata cache, or reads into it when at most `spark.lmspark.pruning.splits.maxFooterReads` are missing (none with the cache off); a point lookup then runs one task. EXPLAIN shows the decision (`LmSplitPruning`). Bucketed scans keep every split.
+#: Default: true.
+PRUNING_SPLITS_ENABLED = "spark.lmspark.pruning.splits.enabled"
+
+#: The most footers the driver reads (8 at a time) to prune one scan's splits at planning. When more of the scan's files have no footer in the driver's metadata cache, only the files whose footer it holds are pruned. 0: only cached footers are used.
+#: Default: 64.
+PRUNING_SPLITS_MAX_FOOTER_READS = "spark.lmspark.pruning.splits.maxFooterReads"
+
 #: Leave unread the struct fields of nested columns that no operator above the scan reads, beyond Spark's own nested schema pruning (which keeps every field of an array that is exploded and also tested, as `explode` always is). They read as nulls in the unchanged output type; EXPLAIN lists them (`LmUnreadFields`). Fields inside maps are always read.
 #: Default: true.
 PRUNING_NESTED_FIELDS_ENABLED = "spark.lmspark.pruning.nestedFields.enabled"
@@ -132,6 +140,8 @@ DEFAULTS = {
     "spark.lmspark.pruning.dictionary.enabled": "true",
     "spark.lmspark.pruning.bloomFilter.enabled": "true",
     "spark.lmspark.pruning.guarantees.enabled": "true",
+    "spark.lmspark.pruning.splits.enabled": "true",
+    "spark.lmspark.pruning.splits.maxFooterReads": "64",
     "spark.lmspark.pruning.nestedFields.enabled": "true",
     "spark.lmspark.pageIndex.enabled": "true",
     "spark.lmspark.lateMaterialization.enabled": "true",
