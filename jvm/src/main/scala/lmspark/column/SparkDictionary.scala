@@ -47,8 +47,9 @@ object SparkDictionary {
     override def decodeToDouble(id: Int): Double = values(id)
   }
 
-  /** Entry `i` is `data[offsets(i), offsets(i + 1))`. */
-  final class Binaries(val offsets: Array[Int], val data: Array[Byte]) extends SparkDictionary(offsets.length - 1) {
+  /** Entry `i` is `data[offsets(i), offsets(i + 1) - gap)`. */
+  final class Binaries(val offsets: Array[Int], val data: Array[Byte], val gap: Int = 0)
+      extends SparkDictionary(offsets.length - 1) {
     /** Each entry's bytes, copied out on first use and then shared by every row that reads it (Spark's
       * values are immutable: `UTF8String.fromBytes` wraps the array, writers copy it). */
     private[this] val entries = new Array[Array[Byte]](size)
@@ -56,7 +57,7 @@ object SparkDictionary {
     override def decodeToBinary(id: Int): Array[Byte] = {
       var e = entries(id)
       if (e == null) {
-        e = java.util.Arrays.copyOfRange(data, offsets(id), offsets(id + 1))
+        e = java.util.Arrays.copyOfRange(data, offsets(id), offsets(id + 1) - gap)
         entries(id) = e
       }
       e
@@ -89,7 +90,7 @@ object SparkDictionary {
 
   /** The BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY values of `d` unchanged. */
   def binaries(d: Dictionary): Option[SparkDictionary] = d match {
-    case b: BinaryDictionary => Some(new Binaries(b.offsets, b.data))
+    case b: BinaryDictionary => Some(new Binaries(b.offsets, b.data, b.gap))
     case _ => None
   }
 

@@ -76,14 +76,17 @@ final class DoubleDictionary(val values: Array[Double]) extends Dictionary(value
 }
 
 /** BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY dictionary: value `i` is `data[offsets(i), offsets(i + 1))`. */
-final class BinaryDictionary(val offsets: Array[Int], val data: Array[Byte]) extends Dictionary(offsets.length - 1) {
+final class BinaryDictionary(val offsets: Array[Int], val data: Array[Byte], val gap: Int = 0)
+    extends Dictionary(offsets.length - 1) {
+  /** Where entry `id` ends in `data`. */
+  def end(id: Int): Int = offsets(id + 1) - gap
   override def heapBytes: Long = offsets.length * 4L + data.length
   override def writeBinaries(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
     while (i < n) {
       val id = check(ids(i))
       val s = offsets(id)
-      v.putByteArray(rowId + i, data, s, offsets(id + 1) - s)
+      v.putByteArray(rowId + i, data, s, offsets(id + 1) - gap - s)
       i += 1
     }
   }
@@ -92,13 +95,17 @@ final class BinaryDictionary(val offsets: Array[Int], val data: Array[Byte]) ext
     while (i < n) {
       val id = check(ids(i))
       val s = offsets(id)
-      sink.accept(rowId + i, data, s, offsets(id + 1) - s)
+      sink.accept(rowId + i, data, s, offsets(id + 1) - gap - s)
       i += 1
     }
   }
 }
 
 object Dictionary {
+
+  /** `bytes[offset, offset + length)` as a little-endian buffer, for bulk copies into typed arrays. */
+  private def littleEndian(bytes: Array[Byte], offset: Int, length: Int): java.nio.ByteBuffer =
+    java.nio.ByteBuffer.wrap(bytes, offset, length).order(java.nio.ByteOrder.LITTLE_ENDIAN)
 
   /** Decodes `numValues` PLAIN values of `physicalType` (INT96 as 12-byte fixed-length values) from `bytes[offset, offset + length)`. */
   def decodePlain(
@@ -117,30 +124,22 @@ object Dictionary {
       case PrimitiveTypeName.INT32 =>
         needFixed(4)
         val a = new Array[Int](numValues)
-        var i = 0
-        while (i < numValues) { a(i) = LittleEndian.int32(bytes, offset + 4 * i); i += 1 }
+        littleEndian(bytes, offset, numValues * 4).asIntBuffer().get(a)
         new IntDictionary(a)
       case PrimitiveTypeName.INT64 =>
         needFixed(8)
         val a = new Array[Long](numValues)
-        var i = 0
-        while (i < numValues) { a(i) = LittleEndian.int64(bytes, offset + 8 * i); i += 1 }
+        littleEndian(bytes, offset, numValues * 8).asLongBuffer().get(a)
         new LongDictionary(a)
       case PrimitiveTypeName.FLOAT =>
         needFixed(4)
         val a = new Array[Float](numValues)
-        var i = 0
-        while (i < numValues) {
-          a(i) = java.lang.Float.intBitsToFloat(LittleEndian.int32(bytes, offset + 4 * i)); i += 1
-        }
+        littleEndian(bytes, offset, numValues * 4).asFloatBuffer().get(a)
         new FloatDictionary(a)
       case PrimitiveTypeName.DOUBLE =>
         needFixed(8)
         val a = new Array[Double](numValues)
-        var i = 0
-        while (i < numValues) {
-          a(i) = java.lang.Double.longBitsToDouble(LittleEndian.int64(bytes, offset + 8 * i)); i += 1
-        }
+        littleEndian(bytes, offset, numValues * 8).asDoubleBuffer().get(a)
         new DoubleDictionary(a)
       case PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY | PrimitiveTypeName.INT96 =>
         val typeLength = if (physicalType == PrimitiveTypeName.INT96) 12 else typeLengthOrZero
@@ -151,37 +150,25 @@ object Dictionary {
         while (i <= numValues) { offsets(i) = i * typeLength; i += 1 }
         new BinaryDictionary(offsets, java.util.Arrays.copyOfRange(bytes, offset, offset + numValues * typeLength))
       case PrimitiveTypeName.BINARY =>
-        // Each value takes at least its 4-byte length: bounds the offsets array by the page.
+        // Each value takes at least its 4-byte length: bounds the offsets array by the page. One pass
+        // validates the lengths and notes where each value starts; the page's bytes are then copied
+        // at once, length prefixes and all (entry i ends 4 bytes before entry i + 1 starts).
         needFixed(4)
         val offsets = new Array[Int](numValues + 1)
         val end = offset + length
-        // First pass: validate and measure; second: copy without length prefixes.
         var p = offset
         var i = 0
-        var total = 0L
         while (i < numValues) {
           if (end - p < 4) throw new DecodeException(s"dictionary page truncated at value $i of $numValues")
           val len = LittleEndian.int32(bytes, p)
           if (len < 0 || len > end - p - 4)
             throw new DecodeException(s"dictionary value $i has invalid length $len")
-          total += len
+          offsets(i) = p + 4 - offset
           p += 4 + len
           i += 1
         }
-        val data = new Array[Byte](total.toInt)
-        p = offset
-        i = 0
-        var o = 0
-        while (i < numValues) {
-          val len = LittleEndian.int32(bytes, p)
-          System.arraycopy(bytes, p + 4, data, o, len)
-          offsets(i) = o
-          o += len
-          p += 4 + len
-          i += 1
-        }
-        offsets(numValues) = o
-        new BinaryDictionary(offsets, data)
+        offsets(numValues) = p + 4 - offset
+        new BinaryDictionary(offsets, java.util.Arrays.copyOfRange(bytes, offset, p), gap = 4)
       case other =>
         throw new DecodeException(s"dictionary of physical type $other is not supported")
     }

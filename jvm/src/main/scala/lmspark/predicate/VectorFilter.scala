@@ -227,17 +227,73 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
     }
   }
 
-  /** Fills `out` from `sign(v, i)` (the comparison of row `i` with the literal), read only for
-    * non-null rows: a NULL row of a dictionary-encoded vector has no valid id to decode. */
+  /** Fills `out` from the comparison of each row with a literal, read only for non-null rows (a NULL
+    * row of a dictionary-encoded vector has no valid id to decode): bit `sign + 1` of `accepted` says
+    * whether a row whose comparison has that sign passes. Each concrete node has its own loop, so
+    * the JIT sees one getter and one comparison per loop (inlined), and no per-row call through a
+    * function value. */
   private abstract class CompareNode(op: CompareOp) extends Node {
-    private[this] val t = Evaluator.signTest(op)
-    private[this] val nullResult = Evaluator.nullCompare(op).toByte
-    protected def sign(v: ColumnVector, i: Int): Int
+    protected[this] final val accepted: Int = op match {
+      case CompareOp.Eq | CompareOp.NullSafeEq => 2
+      case CompareOp.Lt => 1
+      case CompareOp.Le => 3
+      case CompareOp.Gt => 4
+      case CompareOp.Ge => 6
+    }
+    protected[this] final val nullResult: Byte = Evaluator.nullCompare(op).toByte
+    @inline protected[this] final def result(sign: Int): Byte =
+      if (((accepted >>> (sign + 1)) & 1) != 0) Kleene.T.toByte else Kleene.F.toByte
+  }
+
+  /** INT32 values (`getInt`), or with `width` 1 / 2 bytes and shorts, against a long literal. */
+  private final class IntCompare(op: CompareOp, lit: Long, width: Int) extends CompareNode(op) {
     def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = {
       val hasNull = v.hasNull
       var i = 0
       while (i < n) {
-        out(i) = if (hasNull && v.isNullAt(i)) nullResult else if (t(sign(v, i))) Kleene.T.toByte else Kleene.F.toByte
+        out(i) =
+          if (hasNull && v.isNullAt(i)) nullResult
+          else {
+            val x: Long = if (width == 4) v.getInt(i) else if (width == 2) v.getShort(i) else v.getByte(i)
+            result(java.lang.Long.compare(x, lit))
+          }
+        i += 1
+      }
+    }
+  }
+
+  private final class LongCompare(op: CompareOp, lit: Long) extends CompareNode(op) {
+    def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = {
+      val hasNull = v.hasNull
+      var i = 0
+      while (i < n) {
+        out(i) = if (hasNull && v.isNullAt(i)) nullResult else result(java.lang.Long.compare(v.getLong(i), lit))
+        i += 1
+      }
+    }
+  }
+
+  private final class FloatingCompare(op: CompareOp, lit: Double, float: Boolean) extends CompareNode(op) {
+    def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = {
+      val hasNull = v.hasNull
+      var i = 0
+      while (i < n) {
+        out(i) =
+          if (hasNull && v.isNullAt(i)) nullResult
+          else result(compareDoubles(if (float) v.getFloat(i).toDouble else v.getDouble(i), lit))
+        i += 1
+      }
+    }
+  }
+
+  private final class StringCompare(op: CompareOp, lit: UTF8String) extends CompareNode(op) {
+    def eval(v: ColumnVector, n: Int, out: Array[Byte]): Unit = {
+      val hasNull = v.hasNull
+      var i = 0
+      while (i < n) {
+        out(i) =
+          if (hasNull && v.isNullAt(i)) nullResult
+          else result(Integer.signum(SparkLineApis.binaryCompare(v.getUTF8String(i), lit)))
         i += 1
       }
     }
@@ -246,20 +302,16 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
   private def compareInts(op: CompareOp, value: Any): Node = {
     val lit = intOrLong(value)
     dataType match {
-      case ByteType => new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = java.lang.Long.compare(v.getByte(i), lit) }
-      case ShortType => new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = java.lang.Long.compare(v.getShort(i), lit) }
-      case _ => new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = java.lang.Long.compare(v.getInt(i), lit) }
+      case ByteType => new IntCompare(op, lit, 1)
+      case ShortType => new IntCompare(op, lit, 2)
+      case _ => new IntCompare(op, lit, 4)
     }
   }
 
   private def compareUnscaled(op: CompareOp, lit: Long): Node =
-    if (kind == Kind.DecimalInt) new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = java.lang.Long.compare(v.getInt(i), lit) }
-    else new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = java.lang.Long.compare(v.getLong(i), lit) }
+    if (kind == Kind.DecimalInt) new IntCompare(op, lit, 4) else new LongCompare(op, lit)
 
-  private def compareLongs(op: CompareOp, value: Any): Node = {
-    val lit = intOrLong(value)
-    new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = java.lang.Long.compare(v.getLong(i), lit) }
-  }
+  private def compareLongs(op: CompareOp, value: Any): Node = new LongCompare(op, intOrLong(value))
 
   /** Spark's order for floating point: NaN greatest and equal to itself, -0.0 == 0.0. */
   @inline private def compareDoubles(a: Double, b: Double): Int =
@@ -272,13 +324,10 @@ final class VectorFilter(val predicate: Predicate, val column: ColumnRef) {
       case d: Double => d
       case other => throw new IllegalArgumentException(s"not a floating literal: $other")
     }
-    if (dataType == FloatType) new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = compareDoubles(v.getFloat(i).toDouble, lit) }
-    else new CompareNode(op) { protected def sign(v: ColumnVector, i: Int): Int = compareDoubles(v.getDouble(i), lit) }
+    new FloatingCompare(op, lit, dataType == FloatType)
   }
 
-  private def compareStrings(op: CompareOp, lit: UTF8String): Node = new CompareNode(op) {
-    protected def sign(v: ColumnVector, i: Int): Int = Integer.signum(SparkLineApis.binaryCompare(v.getUTF8String(i), lit))
-  }
+  private def compareStrings(op: CompareOp, lit: UTF8String): Node = new StringCompare(op, lit)
 
   /** Any leaf, through [[Evaluator]] on each row's boxed Catalyst value (casts applied). */
   private def generic(l: Leaf): Node = {

@@ -56,7 +56,7 @@ class ChunkDictionarySuite extends AnyFunSuite {
   private def entries(d: Dictionary): Seq[Any] = d match {
     case i: IntDictionary => i.values.toSeq
     case l: LongDictionary => l.values.toSeq
-    case b: BinaryDictionary => (0 until b.size).map(k => TestTypes.bytes(b.data.slice(b.offsets(k), b.offsets(k + 1))))
+    case b: BinaryDictionary => (0 until b.size).map(k => TestTypes.bytes(b.data.slice(b.offsets(k), b.end(k))))
     case other => fail(s"unexpected $other")
   }
 
