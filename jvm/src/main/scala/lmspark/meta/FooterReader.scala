@@ -38,11 +38,26 @@ final class OpenFile(val path: Path, val stream: FetchingStream, val footer: Par
   override def close(): Unit = stream.close()
 }
 
-/** The footers of some splits of one file ([[FooterReader.splitFooters]]): per split, its footer
-  * and the file's indexes of its row groups; where the footer starts; the fields whose logical
-  * type was dropped; whether the metadata cache held the footer. */
-final case class SplitFooters(splits: Seq[(ParquetMetadata, Array[Int])], footerStart: Long,
-    unknownLogicalTypes: Set[String], cached: Boolean)
+/** A whole file's footer ([[FooterReader.fileFooter]]): `footer` holds every row group with column
+  * chunks; where the footer starts; the fields whose logical type was dropped; whether the metadata
+  * cache held the footer; which of its row groups each split reads (`assignment`). */
+final class FileFooter private[meta] (val footer: ParquetMetadata, val assignment: RowGroupAssignment,
+    val footerStart: Long, val unknownLogicalTypes: Set[String], val cached: Boolean) {
+  /** The file's index of the footer's `i`-th row group. */
+  def index(i: Int): Int = assignment.indexes(i)
+}
+
+/** Which row groups of a file (positions in its whole-file footer, whose `i`-th row group is the
+  * file's `indexes(i)`) each split reads: those whose midpoint lies in the split, as [[FooterReader.open]]
+  * assigns them. Small and immutable: kept beside split-pruning proofs. */
+final class RowGroupAssignment private[meta] (val indexes: Array[Int], extents: Array[RowGroupTable.Extent]) {
+  private[this] val position: Map[Int, Int] = indexes.zipWithIndex.toMap
+
+  def groupsOf(start: Long, length: Long): Array[Int] = RowGroupTable.inSplit(extents, start, start + length).map(position)
+
+  /** Estimated heap bytes. */
+  def heapBytes: Long = 64L * indexes.length + 128L
+}
 
 /** How a file is opened: vectored reads on or off, the most bytes fetched ahead at once
   * ([[FetchingStream]]), the tail read speculatively for the footer, the bound of the
@@ -111,14 +126,14 @@ object FooterReader {
   }
 
   /**
-   * The footers of several splits `(start, length)` of one file, as [[open]] gives each (the
-   * split's row groups by midpoint), with the file's unknown logical types and whether the
-   * [[MetadataCache]] held the footer. The footer is read and parsed at most once, through the
-   * cache; no other byte of the file is read, and no stream is opened when the cache holds it.
-   * For planning, which decides from footers alone. Errors as [[open]]'s.
+   * The footer of a whole file, every row group with column chunks in it, with the file's unknown
+   * logical types and whether the [[MetadataCache]] held it; [[RowGroupAssignment.groupsOf]] names the
+   * row groups a split reads (by midpoint, as [[open]] assigns them). The footer is read and parsed at
+   * most once, through the cache; no other byte of the file is read, and no stream is opened when
+   * the cache holds it. For planning, which decides from footers alone. Errors as [[open]]'s.
    */
-  def splitFooters(conf: Configuration, path: Path, fileSize: Long, modificationTime: Long,
-      splits: Seq[(Long, Long)], options: OpenOptions): SplitFooters = {
+  def fileFooter(conf: Configuration, path: Path, fileSize: Long, modificationTime: Long,
+      options: OpenOptions): FileFooter = {
     val cache = cacheFor(path, fileSize, modificationTime, options)
     var stream: FetchingStream = null
     try {
@@ -126,8 +141,9 @@ object FooterReader {
         stream = openStream(conf, path, fileSize, modificationTime, options)
         parse(stream, path, fileSize, options.footerTailBytes)
       }
-      SplitFooters(splits.map { case (start, length) => splitFooter(conf, path, parsed, start, length) },
-        parsed.footerStart, parsed.unknownLogicalTypes, cached = cache.stats.hits > 0)
+      val (footer, all) = splitFooter(conf, path, parsed, 0L, Long.MaxValue)
+      new FileFooter(footer, new RowGroupAssignment(all, parsed.extents), parsed.footerStart, parsed.unknownLogicalTypes,
+        cached = cache.stats.hits > 0)
     } catch {
       case e: Throwable => throw failure(path, e)
     } finally if (stream != null) stream.close()

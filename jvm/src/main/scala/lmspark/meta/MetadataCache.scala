@@ -31,12 +31,15 @@ final class CacheStats {
 object MetadataCache {
 
   /** The footer of a file; the page index, bloom filter or dictionary of a column chunk (by the
-    * file's row-group index and the leaf's path). */
+    * file's row-group index and the leaf's path); a split-pruning proof. */
   sealed trait Part
   case object Footer extends Part
   final case class PageIndex(rowGroup: Int, column: Seq[String]) extends Part
   final case class Bloom(rowGroup: Int, column: Seq[String]) extends Part
   final case class Dictionary(rowGroup: Int, column: Seq[String]) extends Part
+  /** What split pruning proved of the file for one scan: `settings` is any value whose equality
+    * covers everything that decides the proof (the scan's settings). */
+  final case class SplitProof(settings: AnyRef) extends Part
 
   private final case class Key(file: FileKey, part: Part)
   private final class Entry(val value: AnyRef, val weight: Long)

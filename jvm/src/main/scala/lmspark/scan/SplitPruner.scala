@@ -11,7 +11,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.sql.execution.datasources.{FilePartition, PartitionedFile}
 import org.apache.spark.sql.internal.SQLConf
 
-import lmspark.meta.{FileKey, FooterChecks, FooterReader, MetadataCache}
+import lmspark.meta.{CacheStats, FileFooter, FileKey, FooterChecks, FooterReader, MetadataCache, RowGroupAssignment}
 import lmspark.predicate.Predicate
 
 /**
@@ -91,27 +91,49 @@ object SplitPruner extends Logging {
     }
   }
 
-  /** The splits of one file its footer proves empty; None when the footer cannot be had. */
+  /** What a file's footer proves for one scan: for each row group of the footer, whether its
+    * statistics skip it (None: the file is kept whole), and which row groups each split reads. */
+  private final class FileProof(val skipped: Option[Array[Boolean]], val assignment: RowGroupAssignment)
+
+  /** The splits of one file its footer proves empty; None when the footer cannot be had. The proof
+    * is made once for the file's every row group, and kept in the [[MetadataCache]] for the scan's
+    * exact settings (a later query like it decides without converting the footer again). When the
+    * read plan or the footer checks refuse the file, or a check fails anywhere in it, every split of
+    * the file is kept. */
   private def decide(id: FileId, splits: Seq[PartitionedFile], settings: ScanSettings,
       conf: Configuration): Option[FileOutcome] = {
     val path = id.path
-    val footers = try Some(FooterReader.splitFooters(conf, path, id.size, id.modificationTime,
-        splits.map(s => (s.start, s.length)), settings.open))
+    val key = if (settings.open.metadataCacheMaxBytes > 0) Some(FileKey(path.toString, id.size, id.modificationTime)) else None
+    val lookups = new CacheStats
+    var footerCached = false
+    val proof = try Some(MetadataCache.getOrLoad(key, MetadataCache.SplitProof(settings), lookups) {
+        val f = FooterReader.fileFooter(conf, path, id.size, id.modificationTime, settings.open)
+        footerCached = f.cached
+        val p = new FileProof(prove(path.toString, id.size, f, settings), f.assignment)
+        (p, f.assignment.heapBytes + p.skipped.fold(0L)(_.length.toLong))
+      })
       catch { case NonFatal(e) => logInfo(s"lmspark keeps the splits of $path at planning: $e"); None }
-    footers.map { f =>
-      val empty = splits.zip(f.splits).flatMap { case (split, (footer, indexes)) =>
-        try {
-          FileReadPlan.build(footer, settings.requiredSchema, settings, f.unknownLogicalTypes).toOption.flatMap { plan =>
-            FooterChecks.check(path.toString, footer, FooterChecks.FileBounds(id.size, f.footerStart), indexes(_), plan.leaves)
-            val proof = new StatisticsProof(plan, settings.predicate, settings)
-            val blocks = footer.getBlocks.asScala
-            if (blocks.forall(b => proof.skip(b).isDefined)) Some(split -> blocks.size.toLong) else None
-          }
-        } catch { case NonFatal(e) => logInfo(s"lmspark keeps a split of $path at planning: $e"); None }
+    proof.map { p =>
+      val empty = p.skipped.toSeq.flatMap { skip =>
+        splits.flatMap { split =>
+          val groups = p.assignment.groupsOf(split.start, split.length)
+          if (groups.forall(skip)) Some(split -> groups.length.toLong) else None
+        }
       }
-      FileOutcome(empty.map(_._1), empty.map(_._2).sum, f.cached)
+      FileOutcome(empty.map(_._1), empty.map(_._2).sum, footerCached || lookups.hits > 0)
     }
   }
+
+  /** Per row group of `f`, whether its statistics skip it; None when lmspark would not read the file
+    * or a footer check fails. */
+  private def prove(path: String, size: Long, f: FileFooter, settings: ScanSettings): Option[Array[Boolean]] =
+    try {
+      FileReadPlan.build(f.footer, settings.requiredSchema, settings, f.unknownLogicalTypes).toOption.map { plan =>
+        FooterChecks.check(path, f.footer, FooterChecks.FileBounds(size, f.footerStart), f.index, plan.leaves)
+        val proof = new StatisticsProof(plan, settings.predicate, settings)
+        f.footer.getBlocks.asScala.map(b => proof.skip(b).isDefined).toArray
+      }
+    } catch { case NonFatal(e) => logInfo(s"lmspark keeps the splits of $path at planning: $e"); None }
 
   private object DaemonThreads extends ThreadFactory {
     override def newThread(r: Runnable): Thread = {
