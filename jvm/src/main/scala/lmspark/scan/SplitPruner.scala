@@ -31,13 +31,12 @@ import lmspark.predicate.Predicate
  */
 object SplitPruner extends Logging {
 
-  /** What pruning did for one scan: `input` are the scan's partitions as Spark made them; `kept` are the partitions left, each with only its kept splits
-    * (re-indexed from 0; partitions left with no split are gone), `parents` the index each had;
-    * the counts are for EXPLAIN and
-    * metrics. `decision` says in words what was decided and from what. */
+  /** What pruning did for one scan: `input` are the scan's partitions as Spark made them; `kept`
+    * the partitions left, each with only its kept splits (re-indexed from 0; partitions left with
+    * no split are gone), `parents` the index each had; the counts are for EXPLAIN and metrics;
+    * `decision` says in words what was decided and from what. */
   final case class Outcome(decision: String, input: Seq[FilePartition], kept: Seq[FilePartition], parents: Seq[Int],
-      splits: Int, dropped: Int,
-      rowGroupsDropped: Long, footersRead: Int, footersCached: Int, timeNs: Long)
+      splits: Int, dropped: Int, rowGroupsDropped: Long, footersRead: Int, footersCached: Int, timeNs: Long)
 
   /** The most footers read at once. */
   private val ReadThreads = 8
@@ -106,7 +105,9 @@ object SplitPruner extends Logging {
     val key = if (settings.open.metadataCacheMaxBytes > 0) Some(FileKey(path.toString, id.size, id.modificationTime)) else None
     val lookups = new CacheStats
     var footerCached = false
-    val proof = try Some(MetadataCache.getOrLoad(key, MetadataCache.SplitProof(settings), lookups) {
+    // Besides the scan's settings, parquet-java's conversion of binary statistics follows the conf.
+    val proofKey = MetadataCache.SplitProof((settings, conf.get("parquet.strings.signed-min-max.enabled")))
+    val proof = try Some(MetadataCache.getOrLoad(key, proofKey, lookups) {
         val f = FooterReader.fileFooter(conf, path, id.size, id.modificationTime, settings.open)
         footerCached = f.cached
         val p = new FileProof(prove(path.toString, id.size, f, settings), f.assignment)
