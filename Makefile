@@ -128,6 +128,16 @@ test-py: venv venv-bench jar
 test-soak: venv venv-bench jar
 	$(PY) -m pytest -q -s tests/long/test_soak.py
 
+# One benchmark query profiled on vanilla Spark and on lmspark (async-profiler, fetched from Maven
+# Central once): time budgets and flame graphs into benchmarks/profiles/. QUERY and DATASET name the
+# query (DATASET defaults to the first data set that has it); PROFILE_ARGS adds options, e.g.
+# make profile QUERY=q6 PROFILE_ARGS="--scale 1 --runs 3".
+QUERY ?= q6
+DATASET ?=
+.PHONY: profile
+profile: venv jar venv-bench
+	$(PY) -m lmspark.bench.profile --query $(QUERY) $(if $(DATASET),--dataset $(DATASET)) $(PROFILE_ARGS)
+
 # Generates TPC-H lineitem (SF1) once, then runs a handful of queries with lmspark on and off.
 demo: venv jar
 	$(PY) -m lmspark.demo

@@ -15,6 +15,7 @@ object LmMetrics {
   val FilesSkippedCorrupt = "filesSkippedCorrupt"
   val RowGroupsRead = "rowGroupsRead"
   val BytesRead = "lmBytesRead"
+  val BytesDecompressed = "lmBytesDecompressed"
   val ScanTime = "lmScanTime"
   val RowGroupsTotal = "rowGroupsTotal"
   val PrunedByStatistics = "rowGroupsPrunedByStatistics"
@@ -64,6 +65,7 @@ object LmMetrics {
     FilesSkippedCorrupt -> SQLMetrics.createMetric(sc, "files skipped as corrupt (ignoreCorruptFiles)"),
     RowGroupsRead -> SQLMetrics.createMetric(sc, "row groups read"),
     BytesRead -> SQLMetrics.createSizeMetric(sc, "bytes read"),
+    BytesDecompressed -> SQLMetrics.createSizeMetric(sc, "page bytes out of the codec (decompressed)"),
     ScanTime -> SQLMetrics.createNanoTimingMetric(sc, "lmspark scan time"),
     RowGroupsTotal -> SQLMetrics.createMetric(sc, "row groups in lmspark's splits"),
     PrunedByStatistics -> SQLMetrics.createMetric(sc, "row groups pruned by statistics"),
@@ -105,7 +107,7 @@ object LmMetrics {
 
   def scanMetrics(m: Map[String, SQLMetric]): ScanMetrics =
     scanMetricsBase(m).copy(
-      rowsScanned = m(RowsScanned), rowsMaterialized = m(RowsMaterialized), valuesDecoded = m(ValuesDecoded),
+      bytesDecompressed = m(BytesDecompressed), rowsScanned = m(RowsScanned), rowsMaterialized = m(RowsMaterialized), valuesDecoded = m(ValuesDecoded),
       decodeTimeNs = m(DecodeTime), predicateTimeNs = m(PredicateTime), cacheHits = m(CacheHits),
       cacheEvictions = m(CacheEvictions), rowGroupsLate = m(RowGroupsLate), rowGroupsWhole = m(RowGroupsWhole),
       filesSkippedCorrupt = m(FilesSkippedCorrupt),
@@ -144,6 +146,8 @@ final case class ScanMetrics(
     pageIndexesIgnored: SQLMetric,
     statisticsIgnored: SQLMetric,
     bloomFiltersIgnored: SQLMetric,
+    /** Page bytes that came out of the codec (the data of pages read, dictionary pages included). */
+    bytesDecompressed: SQLMetric = new SQLMetric("size"),
     rowsScanned: SQLMetric = new SQLMetric("sum"),
     rowsMaterialized: SQLMetric = new SQLMetric("sum"),
     valuesDecoded: SQLMetric = new SQLMetric("sum"),

@@ -88,7 +88,11 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
       rule.record(col, before, after)
       metrics.rowsPassing.get(name).foreach(_ += after)
     }
-    opened.values.foreach { s => metrics.predicatePagesDecoded += s.dataPagesRead; metrics.bytesRead += s.bytesRead }
+    opened.values.foreach { s =>
+      metrics.predicatePagesDecoded += s.dataPagesRead
+      metrics.bytesRead += s.bytesRead
+      metrics.bytesDecompressed += s.bytesDecompressed
+    }
     Outcome(selection, cached, opened)
   }
 

@@ -179,6 +179,7 @@ private[scan] final class RowGroupBatches(capacity: Int, vectors: Array[Writable
     opened.foreach(_.foreach { s =>
       metrics.pagesRead += s.dataPagesRead
       metrics.bytesRead += s.bytesRead
+      metrics.bytesDecompressed += s.bytesDecompressed
       if (!pagesKnown(s)) metrics.pagesTotal += s.dataPagesRead
     })
     pagesKnown.clear()

@@ -143,6 +143,19 @@ class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
     assert(m(LmMetrics.BytesRead).value > 0)
   }
 
+  test("a whole read decompresses every page once: lmBytesDecompressed is the pages' uncompressed sizes per parquet-java") {
+    import org.apache.parquet.column.page.DataPage
+    // The oracle: every page's uncompressed size (dictionary pages included) as parquet-java reads them.
+    val expected = spark.read.parquet(flatPath).inputFiles.toSeq.map { f =>
+      lmspark.testutil.ParquetOracle.perChunk(java.nio.file.Paths.get(new java.net.URI(f))) { pr =>
+        val dict = Option(pr.readDictionaryPage()).fold(0L)(_.getUncompressedSize.toLong)
+        dict + Iterator.continually(pr.readPage()).takeWhile(_ != null).map(_.asInstanceOf[DataPage].getUncompressedSize.toLong).sum
+      }.flatten.sum
+    }.sum
+    val m = lmScans(executedPlan(flat.select("id", "i", "b", "d", "s", "dt"))).head.metrics
+    assert(expected > 0 && m(LmMetrics.BytesDecompressed).value == expected)
+  }
+
   test("a v2 file with DELTA encodings is read by lmspark itself") {
     val p = newDir("delta")
     spark.range(0, 3000).select(col("id"), (col("id") * 3).cast("int").as("x"), concat(lit("k"), col("id")).as("s"))
