@@ -8,7 +8,7 @@ ENABLED = "spark.lmspark.enabled"
 #: Default: 4096.
 BATCH_SIZE = "spark.lmspark.batchSize"
 
-#: How a row selection is walked by column readers: `selectors` (skip n / read n calls), `mask` (decode covered rows, keep the selected ones) or `auto` (a mask when the selection's mean run length is below spark.lmspark.selection.threshold). Pages removed by page pruning are always skipped.
+#: How a row selection is walked by column readers: `selectors` (skip n / read n calls), `mask` (decode covered rows, keep the selected ones) or `auto` (a mask when the selection's mean run length is below spark.lmspark.selection.threshold). The output columns and the filter-first pass both follow it (a mask there decodes the row group's rows and drops those already out); nested columns read and skip a mask's runs. Pages removed by page pruning are always skipped.
 #: Default: auto.
 SELECTION_POLICY = "spark.lmspark.selection.policy"
 

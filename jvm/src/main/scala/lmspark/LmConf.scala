@@ -121,7 +121,9 @@ object LmConf {
   val SELECTION_POLICY: Entry[String] = choice("spark.lmspark.selection.policy", default = "auto", "selection",
     "How a row selection is walked by column readers: `selectors` (skip n / read n calls), `mask` (decode " +
       "covered rows, keep the selected ones) or `auto` (a mask when the selection's mean run length is below " +
-      "spark.lmspark.selection.threshold). Pages removed by page pruning are always skipped.",
+      "spark.lmspark.selection.threshold). The output columns and the filter-first pass both follow it (a mask " +
+      "there decodes the row group's rows and drops those already out); nested columns read and skip a mask's " +
+      "runs. Pages removed by page pruning are always skipped.",
     choices = Seq("auto", "selectors", "mask"))
 
   val SELECTION_THRESHOLD: Entry[Int] = int("spark.lmspark.selection.threshold", default = 11, "selection",

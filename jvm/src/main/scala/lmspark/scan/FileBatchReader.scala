@@ -18,7 +18,7 @@ import lmspark.io.{FetchingStream, PageSource}
 import lmspark.meta.{FooterChecks, OpenFile}
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.{Guarantees, Predicate}
-import lmspark.selection.ScanRanges
+import lmspark.selection.{RowRanges, ScanRanges}
 import lmspark.shim.SparkInternals
 
 /**
@@ -103,7 +103,7 @@ final class FileBatchReader(
   /** The filter columns the pass cached for the current row group (handed to `fromCache`). */
   private var cachedColumns: Map[Int, PredicateCache.Column] = Map.empty
   /** The read loops of the current row group, over the present columns' vectors. */
-  private val batches = new RowGroupBatches(capacity, presentColumns.map(dataVectors), metrics)
+  private val batches = new RowGroupBatches(capacity, presentColumns.map(dataVectors), metrics, settings.policy)
 
   private var nextBlock = 0
   /** Rows the current row group still yields (its selected rows, when it has a selection). */
@@ -192,7 +192,7 @@ final class FileBatchReader(
           metrics.pagesPruned += fetch.fold(0)(_.pruned)
           metrics.pagesTotal += fetch.fold(0)(_.locations.pages)
           val pages = refetch.get(c).fold(sources.open(block, rowGroup, c, descriptor, fetch))(_.reopen())
-          batches.opening(k, pages, fetch.isDefined)
+          batches.opening(k, pages, fetch.isDefined, fetch.fold(RowRanges.empty)(f => f.locations.prunedRows(f.kept)))
           pages
         }
         plan.columns(i) match {

@@ -67,9 +67,10 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
         case _: ColumnPlan.Nested =>
           throw new IllegalStateException(s"internal error: a filter on nested column $name")
         case ColumnPlan.Present(descriptor, sparkType, options) =>
-          // A scattered selection is not walked run by run: the column is decoded on every row of
-          // the row group's initial selection, and rows already dropped simply fail.
-          val scattered = (selection ne initial) && selection.meanRunLength < settings.selectionThreshold
+          // A selection the policy walks as a mask (by default: a scattered one, of short runs) is
+          // not walked run by run: the column is decoded on every row of the row group's initial
+          // selection, and rows already dropped simply fail.
+          val scattered = (selection ne initial) && settings.policy.resolve(selection) == SelectionStrategy.Mask
           val walk = if (scattered) initial else selection
           val fetch = rowGroup.fetches(col).map(f => ColumnFetch(f.locations, ScanRanges.selectedPages(walk, f.locations)))
           val pages = sources.open(block, rowGroup, col, descriptor, fetch)

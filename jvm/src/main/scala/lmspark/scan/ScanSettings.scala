@@ -18,7 +18,8 @@ import lmspark.predicate.Predicate
  * Spark 4.1+'s `spark.sql.legacy.parquet.returnNullStructIfAllFieldsMissing` (always true before). `predicate` is the scan's
  * translated `dataFilters` (over `requiredSchema`), used only to skip what cannot pass; the
  * pruning flags are lmspark's `spark.lmspark.pruning.*` / `pageIndex` switches; the pipeline fields are
- * the `spark.lmspark.lateMaterialization.*`, `dictionaryPredicates` and `predicateCache` flags; the
+ * the `spark.lmspark.lateMaterialization.*`, `dictionaryPredicates`, `predicateCache` and `selection.*`
+ * flags; the
  * I/O fields are the `spark.lmspark.io.*` flags (`open`: how files are opened and fetched ahead).
  * `unreadFields` are the struct fields of nested columns the plan never reads (read as nulls).
  */
@@ -55,7 +56,13 @@ final case class ScanSettings(
     narrowColumns: Int = 1,
     exploreEvery: Int = 8,
     selectionThreshold: Int = 11,
+    selectionPolicy: String = "auto",
     unreadFields: Set[Seq[String]] = Set.empty) {
+
+  /** How row selections are walked (`spark.lmspark.selection.policy` and `.threshold`), resolved per
+    * row group by the output read loops and the filter-first pass. */
+  @transient lazy val policy: lmspark.selection.SelectionPolicy =
+    lmspark.selection.SelectionPolicy(selectionPolicy, selectionThreshold)
 
   /** The scan's column ids (requested columns, then struct fields), as predicates name them. */
   @transient lazy val columns: lmspark.predicate.ScanColumns = new lmspark.predicate.ScanColumns(requiredSchema)
@@ -101,6 +108,7 @@ object ScanSettings {
       narrowColumns = LmConf.LM_NARROW_COLUMNS.get(sqlConf),
       exploreEvery = LmConf.LM_EXPLORE_EVERY.get(sqlConf),
       selectionThreshold = LmConf.SELECTION_THRESHOLD.get(sqlConf),
+      selectionPolicy = LmConf.SELECTION_POLICY.get(sqlConf),
       unreadFields = unreadFields)
   }
 }

@@ -87,6 +87,13 @@ final class SelectionCursor(
   /** The current `Mask` chunk; owned by the cursor, overwritten by the next step. */
   def maskWords: Array[Long] = chunk
 
+  /** In the current `Mask` step: the first row at or after `i` (counted from `stepStart`) that it
+    * selects, or `stepRows` when none. */
+  def nextSelectedInStep(i: Long): Long = Bits.nextSet(chunk, i, _stepRows)
+
+  /** In the current `Mask` step: the first row at or after `i` that it does not select, or `stepRows`. */
+  def nextUnselectedInStep(i: Long): Long = Bits.nextClear(chunk, i, _stepRows)
+
   /** The next row the cursor will yield. */
   def position: Long = pos
 

@@ -185,4 +185,21 @@ class LateMaterializationCountingSuite extends AnyFunSuite with LmSparkSession {
       assert(m(LmMetrics.RowsScanned) <= Rows, m)
     }
   }
+
+  test("the selection policy decides how output columns walk a scattered selection: a mask decodes whole stretches, on the same pages") {
+    val passing = count("a = 7")
+    def metrics(policy: String): Map[String, Long] =
+      withConf(alwaysLate :+ (LmConf.SELECTION_POLICY.key -> policy): _*) { run("a = 7", Seq("b", "c")) }
+    val selectors = metrics("selectors")
+    val mask = metrics("mask")
+    // Runs: b and c are decoded for the passing rows only.
+    assert(selectors(LmMetrics.ValuesDecoded) == Rows + 2 * passing, selectors)
+    // A mask: each stretch from a passing row to the batch's last one is decoded (passing rows are
+    // about 1,000 rows apart), and only the passing rows are kept.
+    assert(mask(LmMetrics.ValuesDecoded) > Rows + 2 * passing, mask)
+    assert(mask(LmMetrics.NumOutputRows) == selectors(LmMetrics.NumOutputRows))
+    // Pages without a passing row are never read, whichever way the selection is walked.
+    assert(mask(LmMetrics.PagesRead) == selectors(LmMetrics.PagesRead))
+    assert(mask(LmMetrics.BytesRead) == selectors(LmMetrics.BytesRead))
+  }
 }
