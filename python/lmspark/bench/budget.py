@@ -12,9 +12,10 @@ query's wall times and Spark's task figures into a budget:
   teardown;
 - every other thread's sample is driver planning, driver scheduling, the JIT compilers, the
   garbage collector or other JVM threads, by thread name and stack (``OTHER_LINES``);
-- a sample is ``interval`` seconds of one thread's CPU time (async-profiler's ``ctimer`` event
-  counts per-thread CPU time), so a line's seconds are its samples times the interval, divided by
-  the runs profiled.
+- a sample stands for a share of one thread's CPU time (async-profiler's ``ctimer`` event counts
+  per-thread CPU time, but the kernel fires such timers on its scheduler tick, so fewer samples
+  arrive than the interval asks): a line's seconds are its samples times ``seconds_per_sample``
+  (the process CPU measured over the runs divided by all samples), divided by the runs profiled.
 
 The physical bounds (``bounds``) come from the scan's own counts: bytes decompressed at lzbench's
 per-core figure for the codec, values decoded at the measured memory bandwidth (8 bytes a value),
@@ -171,15 +172,15 @@ def _fmt(x: float | None) -> str:
     return "" if x is None else f"{x:.3f}"
 
 
-def render(engine: str, runs: int, interval: float, samples: Samples, timing: dict,
+def render(engine: str, runs: int, seconds_per_sample: float, samples: Samples, timing: dict,
            bound: dict[str, float]) -> str:
     """One engine's budget as Markdown: wall-time lines, then CPU lines per run."""
-    per_run = lambda n: n * interval / max(runs, 1)  # noqa: E731
+    per_run = lambda n: n * seconds_per_sample / max(runs, 1)  # noqa: E731
     cores = timing["cores"]
     wall = timing["wall_s"]
     lines = [f"### {engine}", "",
              f"Per run, mean of {runs} profiled runs: wall {wall:.3f} s on {cores} cores "
-             f"({cores * wall:.3f} core-seconds).", "",
+             f"({cores * wall:.3f} core-seconds); one sample = {seconds_per_sample * 1e3:.2f} ms of CPU.", "",
              "| wall-time line | seconds |", "|---|---:|",
              f"| query (wall) | {wall:.3f} |",
              f"| driver: parsing, analysis, optimization, planning | {timing['planning_s']:.3f} |",
