@@ -251,10 +251,16 @@ def _mean(runs: list[dict], key: str) -> float:
     return statistics.fmean(r.get(key, 0.0) for r in runs) if runs else 0.0
 
 
-def _timing(runs: list[dict]) -> dict:
+def _cores(master: str) -> int:
+    """Task slots of a ``local[N]`` master (``local[*]``: this machine's cores)."""
+    inside = master[master.find("[") + 1:master.find("]")] if "[" in master else "1"
+    return (os.cpu_count() or 1) if inside == "*" else int(inside)
+
+
+def _timing(runs: list[dict], cores: int) -> dict:
     m = [r.get("metrics", {}) for r in runs]
     return {
-        "cores": 2, "wall_s": _mean(runs, "wall_s"), "planning_s": _mean(runs, "planning_s"),
+        "cores": cores, "wall_s": _mean(runs, "wall_s"), "planning_s": _mean(runs, "planning_s"),
         "jobs_s": _mean(runs, "jobs_s"), "tasks": _mean(runs, "tasks"),
         "scheduler_delay_s": _mean(runs, "scheduler_delay_s"), "deserialize_s": _mean(runs, "deserialize_s"),
         "run_s": _mean(runs, "run_s"), "task_cpu_s": _mean(runs, "task_cpu_s"),
@@ -304,7 +310,7 @@ def main(argv: list[str]) -> int:
             samples = budget.classify(f)
         collapsed.unlink()
         metrics = runs[-1].get("metrics", {}) if runs else {}
-        timing = _timing(runs)
+        timing = _timing(runs, _cores(conf["spark.master"]))
         bound = budget.bounds(metrics, codec, memory) if eng.lmspark else {}
         # The kernel delivers CPU-timer signals on its scheduler tick (4 ms at HZ=250), so a sample
         # stands for more than the interval asked: each is weighted by the process CPU it measured.
