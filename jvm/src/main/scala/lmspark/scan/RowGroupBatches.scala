@@ -1,8 +1,6 @@
 package lmspark.scan
 
-import org.apache.spark.sql.execution.vectorized.WritableColumnVector
-
-import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
+import org.apache.spark.sql.execution.vectorized.{OnHeapColumnVector, WritableColumnVector}
 
 import lmspark.column.{ColumnReader, NestedColumnReader, VectorCopier}
 import lmspark.io.PageSource
