@@ -6,12 +6,13 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
   * strip). Used for definition levels, dictionary ids and RLE booleans.
   *
   * State: the current run is either RLE (`runRemaining` copies of `rleValue`) or bit-packed
-  * (`packedCount` values at `packedStart`, `packedIndex` consumed so far). A bit-packed run is
-  * unpacked into `unpacked` only when a value of it is read; skips only move `packedIndex`.
+  * (values from byte `packedStart`, `packedIndex` consumed so far, `runRemaining` left). Only the values of a
+  * bit-packed run that are read are unpacked, straight into the caller's array; skips only move
+  * `packedIndex`.
   * Invariants: `0 <= runRemaining`; `pos <= end`; each run header advances `pos`, so corrupt input
   * ends in a [[DecodeException]], never a loop; a bit-packed run's count is cut to the bytes
-  * present, so `unpacked` never grows past 8 values per byte of the page (a zero-width packed run
-  * is treated as an RLE run of 0); an RLE value must fit the bit width. */
+  * present, so the `unpacked` scratch never grows past 8 values per byte of the page (a zero-width
+  * packed run is treated as an RLE run of 0); an RLE value must fit the bit width. */
 final class RleBitPackedDecoder extends LevelDecoder {
   private[this] var bytes: Array[Byte] = _
   private[this] var pos: Int = 0
@@ -23,8 +24,6 @@ final class RleBitPackedDecoder extends LevelDecoder {
   private[this] var rleValue: Int = 0
   private[this] var packedStart: Int = 0
   private[this] var packedIndex: Int = 0
-  private[this] var packedCount: Int = 0
-  private[this] var unpackedValid: Boolean = false
   private[this] var unpacked: Array[Int] = new Array[Int](64)
 
   /** Points the decoder at `bytes[offset, offset + length)` with values of `bitWidth` bits. */
@@ -39,7 +38,6 @@ final class RleBitPackedDecoder extends LevelDecoder {
     this.bitWidth = bitWidth
     this.runRemaining = 0
     this.isRle = true
-    this.unpackedValid = false
   }
 
   /** Reads the next run header. */
@@ -88,63 +86,92 @@ final class RleBitPackedDecoder extends LevelDecoder {
       isRle = false
       packedStart = pos
       packedIndex = 0
-      packedCount = count.toInt
       runRemaining = count.toInt
-      unpackedValid = false
       pos += byteLen
     }
   }
 
-  /** Unpacks the current bit-packed run. Value `i` starts at bit `8 * packedStart + i * bitWidth`
-    * (LSB first): while 8 bytes from its first byte lie in the array it is one unaligned load, a
-    * shift and a mask (widths up to 32 bits span at most 5 bytes); the last few byte by byte. The
-    * run's count was cut to the bytes present, so no value needs a byte past `end`. */
-  private def ensureUnpacked(): Unit = if (!unpackedValid) {
-    val n = packedCount
+  /** Scratch for the paths that look at unpacked values before storing them (booleans, counting). */
+  private def scratch(n: Int): Array[Int] = {
     if (unpacked.length < n) unpacked = new Array[Int](math.max(n, unpacked.length * 2))
-    val out = unpacked
+    unpacked
+  }
+
+  /** Unpacks values `[from, from + k)` of the current bit-packed run into `dst[dstOff, dstOff + k)`.
+    * Value `i` starts at bit `8 * packedStart + i * bitWidth` (LSB first). Values of whole groups of
+    * 8 (a group is `bitWidth` bytes from a byte boundary) take one unaligned 8-byte load each at
+    * offsets fixed for the width (widths up to 32 bits span at most 5 bytes from their first byte);
+    * values before the first whole group, after the last, or near the array's end, one by one. The
+    * run's count was cut to the bytes present, so no value needs a byte past `end`. Only the values
+    * asked for are unpacked: a skip costs nothing and a short read of a long run unpacks little. */
+  private def unpackInto(from: Int, k: Int, dst: Array[Int], dstOff: Int): Unit = {
     val bw = bitWidth
-    if (bw == 0) java.util.Arrays.fill(out, 0, n, 0)
-    else {
-      val mask = if (bw == 32) 0xffffffffL else (1L << bw) - 1
-      val b = bytes
-      val lastLoad = b.length - 8
-      var bit = packedStart.toLong * 8
-      var i = 0
-      if (bw <= 8) {
-        // A group of 8 values takes `bw` bytes from a byte boundary: one load each.
-        var p = packedStart
-        while (i + 8 <= n && p <= lastLoad) {
-          val w = LittleEndian.int64(b, p)
-          out(i) = (w & mask).toInt
-          out(i + 1) = ((w >>> bw) & mask).toInt
-          out(i + 2) = ((w >>> (2 * bw)) & mask).toInt
-          out(i + 3) = ((w >>> (3 * bw)) & mask).toInt
-          out(i + 4) = ((w >>> (4 * bw)) & mask).toInt
-          out(i + 5) = ((w >>> (5 * bw)) & mask).toInt
-          out(i + 6) = ((w >>> (6 * bw)) & mask).toInt
-          out(i + 7) = ((w >>> (7 * bw)) & mask).toInt
-          p += bw
-          i += 8
-        }
-        bit = p.toLong * 8
+    if (bw == 0) { java.util.Arrays.fill(dst, dstOff, dstOff + k, 0); return }
+    val b = bytes
+    val mask = if (bw == 32) 0xffffffffL else (1L << bw) - 1
+    val m = mask.toInt
+    var i = from
+    val e = from + k
+    var o = dstOff
+    // Head: up to the next group boundary.
+    while (i < e && (i & 7) != 0) { dst(o) = one(b, i, mask); i += 1; o += 1 }
+    // Whole groups while their loads stay inside the array.
+    var p = packedStart + (i >>> 3) * bw
+    val lastGroup = b.length - 8 - bw
+    val o1 = bw >>> 3; val s1 = bw & 7
+    val o2 = (2 * bw) >>> 3; val s2 = (2 * bw) & 7
+    val o3 = (3 * bw) >>> 3; val s3 = (3 * bw) & 7
+    val o4 = (4 * bw) >>> 3; val s4 = (4 * bw) & 7
+    val o5 = (5 * bw) >>> 3; val s5 = (5 * bw) & 7
+    val o6 = (6 * bw) >>> 3; val s6 = (6 * bw) & 7
+    val o7 = (7 * bw) >>> 3; val s7 = (7 * bw) & 7
+    if (bw <= 8) {
+      // A group fits one load.
+      while (i + 8 <= e && p <= lastGroup) {
+        val w = LittleEndian.int64(b, p)
+        dst(o) = w.toInt & m
+        dst(o + 1) = (w >>> bw).toInt & m
+        dst(o + 2) = (w >>> (2 * bw)).toInt & m
+        dst(o + 3) = (w >>> (3 * bw)).toInt & m
+        dst(o + 4) = (w >>> (4 * bw)).toInt & m
+        dst(o + 5) = (w >>> (5 * bw)).toInt & m
+        dst(o + 6) = (w >>> (6 * bw)).toInt & m
+        dst(o + 7) = (w >>> (7 * bw)).toInt & m
+        p += bw
+        i += 8
+        o += 8
       }
-      while (i < n && (bit >>> 3) <= lastLoad) {
-        out(i) = ((LittleEndian.int64(b, (bit >>> 3).toInt) >>> (bit & 7)) & mask).toInt
-        bit += bw
-        i += 1
-      }
-      while (i < n) {
-        val p = (bit >>> 3).toInt
+    }
+    while (i + 8 <= e && p <= lastGroup) {
+      dst(o) = LittleEndian.int64(b, p).toInt & m
+      dst(o + 1) = (LittleEndian.int64(b, p + o1) >>> s1).toInt & m
+      dst(o + 2) = (LittleEndian.int64(b, p + o2) >>> s2).toInt & m
+      dst(o + 3) = (LittleEndian.int64(b, p + o3) >>> s3).toInt & m
+      dst(o + 4) = (LittleEndian.int64(b, p + o4) >>> s4).toInt & m
+      dst(o + 5) = (LittleEndian.int64(b, p + o5) >>> s5).toInt & m
+      dst(o + 6) = (LittleEndian.int64(b, p + o6) >>> s6).toInt & m
+      dst(o + 7) = (LittleEndian.int64(b, p + o7) >>> s7).toInt & m
+      p += bw
+      i += 8
+      o += 8
+    }
+    // Tail.
+    while (i < e) { dst(o) = one(b, i, mask); i += 1; o += 1 }
+  }
+
+  /** Value `i` of the current bit-packed run, loaded byte by byte near the array's end. */
+  private def one(b: Array[Byte], i: Int, mask: Long): Int = {
+    val bit = packedStart.toLong * 8 + i.toLong * bitWidth
+    val p = (bit >>> 3).toInt
+    val word =
+      if (p <= b.length - 8) LittleEndian.int64(b, p)
+      else {
         var acc = 0L
         var j = 0
         while (j < 5 && p + j < b.length) { acc |= (b(p + j) & 0xffL) << (8 * j); j += 1 }
-        out(i) = ((acc >>> (bit & 7)) & mask).toInt
-        bit += bw
-        i += 1
+        acc
       }
-    }
-    unpackedValid = true
+    ((word >>> (bit & 7)) & mask).toInt
   }
 
   override def readInts(n: Int, dst: Array[Int], dstOff: Int): Unit = {
@@ -154,8 +181,7 @@ final class RleBitPackedDecoder extends LevelDecoder {
       val k = math.min(n - done, runRemaining)
       if (isRle) java.util.Arrays.fill(dst, dstOff + done, dstOff + done + k, rleValue)
       else {
-        ensureUnpacked()
-        System.arraycopy(unpacked, packedIndex, dst, dstOff + done, k)
+        unpackInto(packedIndex, k, dst, dstOff + done)
         packedIndex += k
       }
       runRemaining -= k
@@ -171,10 +197,10 @@ final class RleBitPackedDecoder extends LevelDecoder {
       val k = math.min(n - done, runRemaining)
       if (isRle) v.putBooleans(rowId + done, k, rleValue != 0)
       else {
-        ensureUnpacked()
-        val u = unpacked
+        val u = scratch(k)
+        unpackInto(packedIndex, k, u, 0)
         var i = 0
-        while (i < k) { v.putBoolean(rowId + done + i, u(packedIndex + i) != 0); i += 1 }
+        while (i < k) { v.putBoolean(rowId + done + i, u(i) != 0); i += 1 }
         packedIndex += k
       }
       runRemaining -= k
@@ -198,11 +224,10 @@ final class RleBitPackedDecoder extends LevelDecoder {
       val k = math.min(n - done, runRemaining)
       if (isRle) { if (rleValue == value) count += k }
       else {
-        ensureUnpacked()
-        val u = unpacked
-        var i = packedIndex
-        val e = packedIndex + k
-        while (i < e) { if (u(i) == value) count += 1; i += 1 }
+        val u = scratch(k)
+        unpackInto(packedIndex, k, u, 0)
+        var i = 0
+        while (i < k) { if (u(i) == value) count += 1; i += 1 }
         packedIndex += k
       }
       runRemaining -= k

@@ -10,7 +10,7 @@ import lmspark.column.{ColumnReader, ColumnReaderFactory, SparkDictionary}
 import lmspark.io.PageSource
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.{Guarantees, Predicate, VectorFilter}
-import lmspark.selection.{RowSelection, ScanRanges, SelectionCursor, SelectionStrategy}
+import lmspark.selection.{Bits, RowSelection, ScanRanges, SelectionCursor, SelectionStrategy}
 
 /** The filter-first half of late materialization for one row group: decodes the filtered columns
   * one after the other, each only on the rows that passed the columns before it, and narrows the
@@ -110,7 +110,6 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
   private def narrow(selection: RowSelection, aliveWords: Array[Long], reader: ColumnReader, filter: VectorFilter,
       column: PredicateCache.Column): RowSelection = {
     val capacity = settings.batchSize
-    val dt = filter.column.dataType
     val selected = selection.selectedCount
     // Over every row of the row group, mask bit k is row k: `alive` is ANDed in word by word at the
     // end instead of row by row.
@@ -126,7 +125,7 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
     val cursor = new SelectionCursor(selection, SelectionStrategy.Selectors, capacity)
     // One vector decodes the batches: the cache copies out the rows it keeps, or keeps the vector
     // whole (and a fresh one decodes the next batch).
-    var v = cache.vector(dt)
+    var v = column.pool.take()
     while (cursor.nextBatch()) {
       val t0 = System.nanoTime()
       v.reset()
@@ -158,33 +157,39 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
           ids
         } else filter.evaluate(v, out)
       // Branch-free fold into the mask (bit k + i), ANDed with the row's alive bit when given; bits
-      // gather in a register and go to the mask a word at a time. The positions of passing rows
-      // are listed for the cache.
+      // gather in a register and go to the mask a word at a time.
       var word = (k >>> 6).toInt
       var bit = (k & 63).toInt
       var acc = 0L
-      var m = 0
       var i = 0
-      while (i < out) {
-        val b =
-          if (alive == null) pass(i) & 1L
-          else { val r = rows(i); pass(i) & (alive(r >>> 6) >>> (r & 63)) & 1L }
-        positions(m) = i
-        m += b.toInt
-        acc |= b << bit
-        bit += 1
-        if (bit == 64) { mask(word) |= acc; word += 1; bit = 0; acc = 0L }
-        i += 1
+      if (alive == null) {
+        while (i < out) {
+          acc |= (pass(i) & 1L) << bit
+          bit += 1
+          if (bit == 64) { mask(word) |= acc; word += 1; bit = 0; acc = 0L }
+          i += 1
+        }
+      } else {
+        while (i < out) {
+          val r = rows(i)
+          acc |= (pass(i) & (alive(r >>> 6) >>> (r & 63)) & 1L) << bit
+          bit += 1
+          if (bit == 64) { mask(word) |= acc; word += 1; bit = 0; acc = 0L }
+          i += 1
+        }
       }
       if (bit != 0) mask(word) |= acc
+      val m = Bits.count(mask, k, k + out).toInt
+      // The cache copies passing rows out only when few passed: list their positions then.
+      if (cache.copies(column, m, out)) listSet(mask, k, out, positions)
       k += out
       if (cache.keep(column, v, if (v.hasDictionary) reader.vectorDictionary else null, rows, out, positions, m))
-        v = cache.vector(dt) // the cache kept the decoded vector itself
+        v = column.pool.take() // the cache kept the decoded vector itself
       val t2 = System.nanoTime()
       metrics.decodeTimeNs += t1 - t0
       metrics.predicateTimeNs += t2 - t1
     }
-    cache.release(dt, v)
+    column.pool.give(v)
     if (k != selected) throw new IllegalStateException(s"internal error: evaluated $k of $selected selected rows")
     if (everyRow && aliveWords != null) {
       var w = 0
@@ -193,6 +198,24 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
     val passed = RowSelection.fromMask(mask, selected)
     // Over every row of the row group the mask is the selection itself (kept as a mask).
     if (selected == selection.rowCount) passed else selection.andThen(passed)
+  }
+
+  /** Writes into `positions` the offsets from `from` of the set bits of `mask` in `[from, from + n)`. */
+  private def listSet(mask: Array[Long], from: Long, n: Int, positions: Array[Int]): Unit = {
+    val until = from + n
+    var m = 0
+    var w = (from >>> 6).toInt
+    var bits = mask(w) & (-1L << (from & 63))
+    val lastWord = ((until - 1) >>> 6).toInt
+    while (w <= lastWord) {
+      while (bits != 0) {
+        val at = (w.toLong << 6) + java.lang.Long.numberOfTrailingZeros(bits)
+        if (at < until) { positions(m) = (at - from).toInt; m += 1 }
+        bits &= bits - 1
+      }
+      w += 1
+      if (w <= lastWord) bits = mask(w)
+    }
   }
 
   /** One vector per type, reused for every dictionary the pass evaluates (building a column vector

@@ -22,12 +22,13 @@ import lmspark.scan.PredicateCache.{Batch, Column}
   * (`clear`); the output then copies the rows it emits out of them (`Column.copyTo`), in row order.
   * All columns share one bound of `maxBytes`: rows that would pass it evict their whole column (its
   * batches are released, later rows are refused and the column is decoded again for the output),
-  * counted in `predicateCacheEvictions`. Vectors come from, and go back to, the [[VectorPool]].
+  * counted in `predicateCacheEvictions`. Vectors come from, and go back to, each column's
+  * [[VectorPool.Pool]].
   *
   * Invariants: a column's kept rows are strictly increasing across its batches; every row the output
   * asks a complete column for was kept (the output emits a subset of the rows that passed every
   * filter column); `bytes` is the sum of the columns' kept bytes; vectors handed out are either
-  * kept, or given back to the pool by `release`, `clear` or `close`. */
+  * kept, or given back to their column's pool by the taker, `clear` or `close`. */
 final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary: Boolean, metrics: ScanMetrics)
     extends AutoCloseable {
 
@@ -36,17 +37,14 @@ final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary
 
   /** Starts caching column `index`. */
   def column(index: Int, dataType: DataType): Column = {
-    val c = new Column(index, dataType, metrics, preserveDictionary)
+    val c = new Column(index, dataType, VectorPool.of(dataType, capacity), metrics, preserveDictionary)
     if (maxBytes <= 0) c.evicted = true
     columns += c
     c
   }
 
-  /** A reset vector of `capacity` rows of `dt`, without a dictionary. */
-  def vector(dt: DataType): WritableColumnVector = VectorPool.take(dt, capacity)
-
-  /** Returns a vector that is not kept. */
-  def release(dt: DataType, v: WritableColumnVector): Unit = VectorPool.give(dt, capacity, v)
+  /** Whether `keep(c, ...)` of `m` of `n` decoded rows would copy rows out (and so reads `positions`). */
+  def copies(c: Column, m: Int, n: Int): Boolean = !c.evicted && m > 0 && c.complete && 2L * m < n
 
   /** Keeps, for `c`, rows `positions[0, m)` of the `n` decoded rows of `v` (increasing positions;
     * `rows(p)` is the row-group row of position `p`, and rows increase across calls), unless `c` is
@@ -55,7 +53,7 @@ final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary
     * When at least half the decoded rows are kept, `v` itself is kept whole (copying the rows out
     * would cost more than the rows that failed take) and `true` is returned: the caller no longer
     * owns `v`. Otherwise the kept rows are copied, compacted, into the column's batches, and the
-    * caller keeps `v`. */
+    * caller keeps `v`. `positions` is read only when `copies(c, m, n)`. */
   def keep(c: Column, v: WritableColumnVector, dictionary: SparkVectorDictionary, rows: Array[Int], n: Int,
       positions: Array[Int], m: Int): Boolean = {
     if (c.evicted || m == 0 || !c.complete) return false
@@ -83,7 +81,7 @@ final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary
 
   private def evict(c: Column): Unit = {
     c.evicted = true
-    c.batches.foreach(b => release(c.dataType, b.vector))
+    c.batches.foreach(b => c.pool.give(b.vector))
     c.batches.clear()
     bytes -= c.bytes
     c.bytes = 0
@@ -112,7 +110,7 @@ final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary
 
   /** Ends the row group: every kept vector goes back to the pool. */
   def clear(): Unit = {
-    columns.foreach { c => c.batches.foreach(b => release(c.dataType, b.vector)); c.batches.clear() }
+    columns.foreach { c => c.batches.foreach(b => c.pool.give(b.vector)); c.batches.clear() }
     columns.clear()
     bytes = 0
   }
@@ -163,8 +161,8 @@ object PredicateCache {
   }
 
   /** One column's kept rows; `complete` until evicted. */
-  final class Column private[PredicateCache] (val index: Int, val dataType: DataType, metrics: ScanMetrics,
-      preserveDictionary: Boolean) {
+  final class Column private[PredicateCache] (val index: Int, val dataType: DataType,
+      val pool: VectorPool.Pool, metrics: ScanMetrics, preserveDictionary: Boolean) {
     private[PredicateCache] val batches = ArrayBuffer.empty[Batch]
     private[PredicateCache] var evicted = false
     private[PredicateCache] var bytes = 0L
@@ -188,7 +186,7 @@ object PredicateCache {
       val last = if (batches.isEmpty) null else batches.last
       if (last != null && last.n < last.rows.length && (last.dictionary eq d)) last
       else {
-        val v = cache.vector(dataType)
+        val v = pool.take()
         if (d != null) {
           v.reserveDictionaryIds(cache.capacity)
           v.setDictionary(d)

@@ -10,7 +10,7 @@ import org.apache.spark.sql.types.{BinaryType, DataType, StringType}
   * [[PredicateCache]] do not build new ones for every row group: building a vector allocates and
   * zeroes its arrays and reads the SQL conf, and a row group of a million rows takes hundreds.
   *
-  * Keyed by (type, capacity). Bounded: at most `MaxFixed` idle vectors per key for fixed-width types
+  * One [[VectorPool.Pool]] per (type, capacity). Bounded: at most `MaxFixed` idle vectors per key for fixed-width types
   * and `MaxVariable` for strings and binaries (whose byte storage grows with their values); a vector
   * given back beyond the bound is closed. A vector taken is reset and has no dictionary; a vector
   * given back must no longer be referenced by its giver. Thread-safe. */
@@ -18,36 +18,37 @@ object VectorPool {
   private val MaxFixed = 256
   private val MaxVariable = 32
 
-  private final class Idle {
-    val vectors = new ConcurrentLinkedDeque[WritableColumnVector]()
-    val count = new AtomicInteger()
-  }
-
-  private[this] val idle = new ConcurrentHashMap[(DataType, Int), Idle]()
-
-  private def of(dt: DataType, capacity: Int): Idle = idle.computeIfAbsent((dt, capacity), _ => new Idle)
-
-  /** A reset vector of `capacity` rows of `dt`, without a dictionary. */
-  def take(dt: DataType, capacity: Int): WritableColumnVector = {
-    val pool = of(dt, capacity)
-    val v = pool.vectors.pollFirst()
-    if (v == null) new OnHeapColumnVector(capacity, dt)
-    else {
-      pool.count.decrementAndGet()
-      v.reset()
-      v
-    }
-  }
-
-  /** Gives back a vector taken with `take(dt, capacity)`. */
-  def give(dt: DataType, capacity: Int, v: WritableColumnVector): Unit = {
-    if (v.hasDictionary) v.setDictionary(null)
-    val pool = of(dt, capacity)
-    val max = dt match {
+  /** The idle vectors of one (type, capacity). Callers look a pool up once (`of`) and take from and
+    * give to it per batch, so that the per-batch path builds no key and boxes nothing. */
+  final class Pool private[VectorPool] (dt: DataType, capacity: Int) {
+    private[this] val vectors = new ConcurrentLinkedDeque[WritableColumnVector]()
+    private[this] val count = new AtomicInteger()
+    private[this] val max = dt match {
       case _: StringType | BinaryType => MaxVariable
       case _ => MaxFixed
     }
-    if (pool.count.incrementAndGet() <= max) pool.vectors.addFirst(v)
-    else { pool.count.decrementAndGet(); v.close() }
+
+    /** A reset vector of `capacity` rows of `dt`, without a dictionary. */
+    def take(): WritableColumnVector = {
+      val v = vectors.pollFirst()
+      if (v == null) new OnHeapColumnVector(capacity, dt)
+      else {
+        count.decrementAndGet()
+        v.reset()
+        v
+      }
+    }
+
+    /** Gives back a vector taken from this pool. */
+    def give(v: WritableColumnVector): Unit = {
+      if (v.hasDictionary) v.setDictionary(null)
+      if (count.incrementAndGet() <= max) vectors.addFirst(v)
+      else { count.decrementAndGet(); v.close() }
+    }
   }
+
+  private[this] val pools = new ConcurrentHashMap[(DataType, Int), Pool]()
+
+  /** The pool of vectors of `capacity` rows of `dt`. */
+  def of(dt: DataType, capacity: Int): Pool = pools.computeIfAbsent((dt, capacity), _ => new Pool(dt, capacity))
 }

@@ -3,7 +3,7 @@ package lmspark.selection
 /** Bit helpers over `Array[Long]` masks: bit `i` of a mask is bit `i & 63` of word `i >>> 6`.
   * Row positions are `Long`s; every helper works word by word (popcounts, trailing zeros), never
   * bit by bit over unselected stretches, and allocates nothing unless it says so. */
-private[selection] object Bits {
+private[lmspark] object Bits {
 
   @inline def wordsFor(rows: Long): Int = {
     val w = (rows + 63) >>> 6
