@@ -271,19 +271,21 @@ object ConvertingWriters {
 
   /** INT32 -> a decimal wider than 18 digits of the same scale: minimal two's complement bytes. */
   final class IntsAsBinaryDecimals extends IntSource {
+    private[this] val scratch = new Array[Byte](8)
     override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.DecimalType(38, 0))
     protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
-      while (i < n) { v.putByteArray(rowId + i, java.math.BigInteger.valueOf(src(i).toLong).toByteArray); i += 1 }
+      while (i < n) { putMinimalBytes(v, rowId + i, src(i).toLong, scratch); i += 1 }
     }
   }
 
   /** INT64 -> a decimal wider than 18 digits of the same scale. */
   final class LongsAsBinaryDecimals extends LongSource {
+    private[this] val scratch = new Array[Byte](8)
     override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, org.apache.spark.sql.types.DecimalType(38, 0))
     protected def convert(src: Array[Long], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
-      while (i < n) { v.putByteArray(rowId + i, java.math.BigInteger.valueOf(src(i)).toByteArray); i += 1 }
+      while (i < n) { putMinimalBytes(v, rowId + i, src(i), scratch); i += 1 }
     }
   }
 
@@ -386,6 +388,33 @@ object ConvertingWriters {
     }
   }
 
+  /** `x`'s minimal big-endian two's complement bytes (`BigInteger.toByteArray`), through `scratch`
+    * (8 bytes; `putByteArray` copies them). */
+  private def putMinimalBytes(v: WritableColumnVector, rowId: Int, x: Long, scratch: Array[Byte]): Unit = {
+    val len = (64 - java.lang.Long.numberOfLeadingZeros(x ^ (x >> 63))) / 8 + 1
+    var k = 0
+    while (k < len) { scratch(k) = (x >>> (8 * (len - 1 - k))).toByte; k += 1 }
+    v.putByteArray(rowId, scratch, 0, len)
+  }
+
+  /** 10^k for k in [0, 18], and the largest magnitude that can be multiplied by it in a long. */
+  private val Pow10: Array[Long] = Array.iterate(1L, 19)(_ * 10)
+  private val Pow10Limit: Array[Long] = Pow10.map(Long.MaxValue / _)
+
+  /** `putDecimal` of a long unscaled value: in long arithmetic when the rescale is exact and fits (a
+    * scale that grows, the usual widening), else through `BigDecimal`. Stores exactly what
+    * `putDecimal` stores (`intValue` / `longValue` / `toByteArray` of the rescaled value). */
+  private def putDecimalLong(v: WritableColumnVector, rowId: Int, unscaled: Long, fromScale: Int,
+      to: org.apache.spark.sql.types.DecimalType, scratch: Array[Byte]): Unit = {
+    val up = to.scale - fromScale
+    if (up >= 0 && up <= 18 && unscaled >= -Pow10Limit(up) && unscaled <= Pow10Limit(up)) {
+      val u = unscaled * Pow10(up)
+      if (to.precision <= org.apache.spark.sql.types.Decimal.MAX_INT_DIGITS) v.putInt(rowId, u.toInt)
+      else if (to.precision <= org.apache.spark.sql.types.Decimal.MAX_LONG_DIGITS) v.putLong(rowId, u)
+      else putMinimalBytes(v, rowId, u, scratch)
+    } else putDecimal(v, rowId, java.math.BigInteger.valueOf(unscaled), fromScale, to)
+  }
+
   /** How a decimal rescale stores its result: Spark's `DecimalUpdater.writeDecimal`. */
   private def putDecimal(v: WritableColumnVector, rowId: Int, unscaled: java.math.BigInteger, fromScale: Int,
       to: org.apache.spark.sql.types.DecimalType): Unit = {
@@ -398,19 +427,21 @@ object ConvertingWriters {
 
   /** INT32 (DECIMAL or plain signed integer, scale `fromScale`) -> a wider decimal `to`. */
   final class IntsAsDecimals(fromScale: Int, to: org.apache.spark.sql.types.DecimalType) extends IntSource {
+    private[this] val scratch = new Array[Byte](8)
     override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, to)
     protected def convert(src: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
-      while (i < n) { putDecimal(v, rowId + i, java.math.BigInteger.valueOf(src(i).toLong), fromScale, to); i += 1 }
+      while (i < n) { putDecimalLong(v, rowId + i, src(i).toLong, fromScale, to, scratch); i += 1 }
     }
   }
 
   /** INT64 (DECIMAL or plain signed integer) -> a wider decimal `to`. */
   final class LongsAsDecimals(fromScale: Int, to: org.apache.spark.sql.types.DecimalType) extends LongSource {
+    private[this] val scratch = new Array[Byte](8)
     override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, to)
     protected def convert(src: Array[Long], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
       var i = 0
-      while (i < n) { putDecimal(v, rowId + i, java.math.BigInteger.valueOf(src(i)), fromScale, to); i += 1 }
+      while (i < n) { putDecimalLong(v, rowId + i, src(i), fromScale, to, scratch); i += 1 }
     }
   }
 
@@ -418,10 +449,16 @@ object ConvertingWriters {
     * Spark's general path). Empty input reads as zero, as `new BigInteger` would reject it; Spark
     * fails on it, so we raise a decode error naming the value. */
   final class BinariesAsDecimals(fromScale: Int, to: org.apache.spark.sql.types.DecimalType) extends BinarySource {
+    private[this] val scratch = new Array[Byte](8)
     override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = preserved(this, d, to)
     def accept(rowId: Int, bytes: Array[Byte], offset: Int, length: Int): Unit = {
       if (length == 0) throw new lmspark.decode.DecodeException("empty DECIMAL value")
-      putDecimal(target, rowId, new java.math.BigInteger(bytes, offset, length), fromScale, to)
+      if (length <= 8) {
+        var unscaled = bytes(offset).toLong // sign-extends the first byte
+        var i = 1
+        while (i < length) { unscaled = (unscaled << 8) | (bytes(offset + i) & 0xffL); i += 1 }
+        putDecimalLong(target, rowId, unscaled, fromScale, to, scratch)
+      } else putDecimal(target, rowId, new java.math.BigInteger(bytes, offset, length), fromScale, to)
     }
   }
 }
