@@ -160,18 +160,24 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
         }
       }
       if (settings.pruneBloomFilter) {
+        // The residual keeps what each bloom filter removed (values of `=` / `IN` it proves absent
+        // from the chunk), so page pruning and the filter pass work on the narrowed lists.
         val it = residualColumns.iterator
         while (it.hasNext) {
           val col = it.next()
-          if (bloomResidual(block, blockIndex, col, residual, stats.get(col)).contains(Predicate.False))
-            return RowGroupDecision.Skip(PruneReason.BloomFilter)
+          bloomResidual(block, blockIndex, col, residual, stats.get(col)) match {
+            case Some(Predicate.False) => return RowGroupDecision.Skip(PruneReason.BloomFilter)
+            case Some(narrowed) => residual = narrowed
+            case None =>
+          }
         }
       }
     } finally fetched.release()
+    if (residual == Predicate.True) return RowGroupDecision.Read(all.plan.copy(residual = residual))
 
     // 4. Page indexes.
     if (!settings.usePageIndex) return RowGroupDecision.Read(all.plan.copy(residual = residual))
-    pagePlan(block, blockIndex, residual, residualColumns, stats) match {
+    pagePlan(block, blockIndex, residual, Guarantees.columns(residual).toArray.sorted, stats) match {
       case Some(p) if p.selection.exists(_.selectedCount == 0) => RowGroupDecision.Skip(PruneReason.PageIndex)
       case Some(p) => RowGroupDecision.Read(p)
       case None => RowGroupDecision.Read(all.plan.copy(residual = residual))

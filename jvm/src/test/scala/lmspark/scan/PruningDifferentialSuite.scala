@@ -373,6 +373,38 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
     prunes(unsorted, s"l IN (${absent.map(_ + "L").mkString(", ")})", LmConf.PRUNING_BLOOM_FILTER.key, LmMetrics.PrunedByBloomFilter)
   }
 
+  test("a bloom filter's narrowed IN list prunes pages inside a row group it keeps, before the filter pass") {
+    // sortedString: s sorted (NULLs first), row groups of 1000 rows, plain pages, a bloom filter on s
+    // (parquet-java writes none for a dictionary-encoded chunk).
+    val t = sortedString
+    val s = t.columns.find(_.name == "s").get
+    val v = s.values.map(x => if (x == null) null else x.toString)
+    def rowGroup(i: Int) = i / 1000
+    def page(i: Int) = s.pageStarts.lastIndexWhere(_ <= i)
+    val at = v.indices.find(i => v(i) != null && rowGroup(i) == 1 && page(i) - page(1000) == 1).get
+    // Strings missing from the file inside the bounds of a later page of the same row group (x +
+    // U+0001 sorts right after x, and no value holds U+0001): the column index keeps that page for
+    // them, the bloom filter (false positives aside) does not.
+    val absent = v.indices.filter(j => j + 1 < v.size && v(j) != null && rowGroup(j + 1) == 1 &&
+      page(j) == page(j + 1) && page(j) - page(at) >= 2 && v(j + 1) != v(j)).map(j => v(j) + "\u0001").distinct.take(3)
+    assert(absent.nonEmpty && !v.exists(x => x != null && x.contains("\u0001")))
+    def literal(x: String) = "'" + x.replace("\u0001", "\\u0001") + "'"
+    val where = s"s IN (${(v(at) +: absent).map(literal).mkString(", ")})"
+    check(t, where, Seq("*"), Seq(Combo("bloom filters off", flags(LmConf.PRUNING_BLOOM_FILTER.key))))
+    assertNoFailures()
+    // The filter pass decodes the narrowed list's pages only, and the scan reads fewer bytes.
+    def read(conf: Seq[(String, String)]): (Long, Long) = withConf(("spark.lmspark.enabled" -> "true") +: conf: _*) {
+      val d = t.read.where(where)
+      assert(d.collect().length == v.count(_ == v(at)))
+      val p = d.queryExecution.executedPlan
+      (metric(p, LmMetrics.PredicatePagesDecoded), metric(p, LmMetrics.BytesRead))
+    }
+    val (pagesOn, bytesOn) = read(allOn.conf)
+    val (pagesOff, bytesOff) = read(flags(LmConf.PRUNING_BLOOM_FILTER.key))
+    assert(pagesOn < pagesOff && bytesOn < bytesOff,
+      s"$where: the filter pass decoded $pagesOn pages ($bytesOn bytes read) with bloom filters, $pagesOff ($bytesOff) without")
+  }
+
   test("a dictionary prunes row groups that do not hold a category inside their min / max") {
     prunes(sortedInt, "cat = 'c13'", LmConf.PRUNING_DICTIONARY.key, LmMetrics.PrunedByDictionary)
     prunes(sortedInt, "cat IN ('c01', 'c17', 'c33')", LmConf.PRUNING_DICTIONARY.key, LmMetrics.PrunedByDictionary)
