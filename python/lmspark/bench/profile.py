@@ -323,7 +323,7 @@ def main(argv: list[str]) -> int:
     header = [f"# Time budget: {a.query} ({ds_name}, SF {data.scale_tag(a.scale)})", "",
               f"`{cmd}`; {a.warmups} warm-ups, then {a.runs} runs profiled by async-profiler (ctimer, a sample "
               f"every {INTERVAL_S * 1e3:g} ms of thread CPU asked; the kernel's timer tick makes it coarser, so "
-              "each sample is weighted by the process CPU measured over the runs). Codec {codec}; memory bandwidth "
+              f"each sample is weighted by the process CPU measured over the runs). Codec {codec}; memory bandwidth "
               f"{memory:.1f} GB/s (one core, large copy). Bounds: decompression at lzbench's figure for the codec, "
               f"values at memory bandwidth (8 bytes each), levels at {budget.UNPACK_PER_SEC / 1e9:g}G values/s, "
               "predicates at memory bandwidth over the rows scanned. Flame graphs: "
