@@ -6,9 +6,9 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
   * strip). Used for definition levels, dictionary ids and RLE booleans.
   *
   * State: the current run is either RLE (`runRemaining` copies of `rleValue`) or bit-packed
-  * (values from byte `packedStart`, `packedIndex` consumed so far, `runRemaining` left). Only the values of a
-  * bit-packed run that are read are unpacked, straight into the caller's array; skips only move
-  * `packedIndex`.
+  * (values from byte `packedStart`, `packedIndex` consumed so far, `runRemaining` left). Only the
+  * values of a bit-packed run that are read are unpacked, straight into the caller's array; skips
+  * only move `packedIndex`.
   * Invariants: `0 <= runRemaining`; `pos <= end`; each run header advances `pos`, so corrupt input
   * ends in a [[DecodeException]], never a loop; a bit-packed run's count is cut to the bytes
   * present, so the `unpacked` scratch never grows past 8 values per byte of the page (a zero-width
