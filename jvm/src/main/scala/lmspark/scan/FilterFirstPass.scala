@@ -181,7 +181,7 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
       if (bit != 0) mask(word) |= acc
       val m = Bits.count(mask, k, k + out).toInt
       // The cache copies passing rows out only when few passed: list their positions then.
-      if (cache.copies(column, m, out)) listSet(mask, k, out, positions)
+      if (cache.copies(column, m, out)) Bits.listSet(mask, k, k + out, out, positions, k)
       k += out
       if (cache.keep(column, v, if (v.hasDictionary) reader.vectorDictionary else null, rows, out, positions, m))
         v = column.pool.take() // the cache kept the decoded vector itself
@@ -198,24 +198,6 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
     val passed = RowSelection.fromMask(mask, selected)
     // Over every row of the row group the mask is the selection itself (kept as a mask).
     if (selected == selection.rowCount) passed else selection.andThen(passed)
-  }
-
-  /** Writes into `positions` the offsets from `from` of the set bits of `mask` in `[from, from + n)`. */
-  private def listSet(mask: Array[Long], from: Long, n: Int, positions: Array[Int]): Unit = {
-    val until = from + n
-    var m = 0
-    var w = (from >>> 6).toInt
-    var bits = mask(w) & (-1L << (from & 63))
-    val lastWord = ((until - 1) >>> 6).toInt
-    while (w <= lastWord) {
-      while (bits != 0) {
-        val at = (w.toLong << 6) + java.lang.Long.numberOfTrailingZeros(bits)
-        if (at < until) { positions(m) = (at - from).toInt; m += 1 }
-        bits &= bits - 1
-      }
-      w += 1
-      if (w <= lastWord) bits = mask(w)
-    }
   }
 
   /** One vector per type, reused for every dictionary the pass evaluates (building a column vector

@@ -5,7 +5,7 @@ import org.apache.spark.sql.execution.vectorized.{OnHeapColumnVector, WritableCo
 import lmspark.column.{ColumnReader, NestedColumnReader, VectorCopier}
 import lmspark.io.PageSource
 import lmspark.plan.ScanMetrics
-import lmspark.selection.{RowRanges, RowSelection, SelectionCursor, SelectionPolicy}
+import lmspark.selection.{Bits, RowRanges, RowSelection, SelectionCursor, SelectionPolicy}
 
 /** The read loops of the current row group: fills the vectors of the file's present columns
   * (`vectors`, in present-column order) with the next batch of at most `capacity` rows. Each
@@ -237,16 +237,8 @@ private[scan] final class RowGroupBatches(capacity: Int, vectors: Array[Writable
     * set bits of the selection, and each column copies them from the cache. */
   private def readCachedOnly(rowsLeft: Long): Int = {
     val limit = math.min(capacity.toLong, rowsLeft).toInt
-    val words = selectedWords
-    var w = (nextRow >>> 6).toInt
-    var word = words(w) & (-1L << (nextRow & 63))
-    var out = 0
-    while (out < limit) {
-      while (word == 0) { w += 1; word = words(w) }
-      rowOf(out) = (w << 6) + java.lang.Long.numberOfTrailingZeros(word)
-      word &= word - 1
-      out += 1
-    }
+    val out = Bits.listSet(selectedWords, nextRow, selectedWords.length.toLong << 6, limit, rowOf, 0L)
+    if (out != limit) throw new IllegalStateException(s"internal error: $out of $limit selected rows listed")
     nextRow = rowOf(out - 1) + 1L
     var k = 0
     while (k < vectors.length) { cached(k).copyTo(rowOf, out, vectors(k)); k += 1 }

@@ -116,6 +116,28 @@ private[lmspark] object Bits {
     until
   }
 
+  /** Writes into `out` the positions, less `base`, of the first `max` set bits in `[from, until)`;
+    * returns how many it wrote (fewer than `max` when the range holds fewer set bits). */
+  def listSet(words: Array[Long], from: Long, until: Long, max: Int, out: Array[Int], base: Long): Int = {
+    if (from >= until || max <= 0) return 0
+    var n = 0
+    var wi = (from >>> 6).toInt
+    val lw = ((until - 1) >>> 6).toInt
+    var w = words(wi) & (-1L << (from & 63))
+    while (wi <= lw && n < max) {
+      if (wi == lw) w &= -1L >>> (63 - ((until - 1) & 63))
+      val at = (wi.toLong << 6) - base
+      while (w != 0 && n < max) {
+        out(n) = (at + java.lang.Long.numberOfTrailingZeros(w)).toInt
+        w &= w - 1
+        n += 1
+      }
+      wi += 1
+      if (wi <= lw) w = words(wi)
+    }
+    n
+  }
+
   /** Up to 64 bits `[pos, pos + n)` of `words`, in the low `n` bits of the result (bits past the
     * end of `words` read as 0). */
   @inline def bitsAt(words: Array[Long], pos: Long, n: Int): Long = {
