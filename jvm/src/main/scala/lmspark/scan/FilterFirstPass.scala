@@ -131,54 +131,42 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
       v.reset()
       if (v.hasDictionary) v.setDictionary(null)
       var out = 0
+      // Row numbers are read by the alive test and by the cache (only while the column is complete).
+      val needRows = alive != null || column.complete
       var step = cursor.next()
       while (step != SelectionCursor.End) {
         if (step == SelectionCursor.Read) {
           val n = cursor.stepRows.toInt
           reader.read(n, v, out)
-          val start = cursor.stepStart.toInt
-          var r = 0
-          while (r < n) { rows(out + r) = start + r; r += 1 }
+          if (needRows) {
+            val start = cursor.stepStart.toInt
+            var r = 0
+            while (r < n) { rows(out + r) = start + r; r += 1 }
+          }
           out += n
         } else reader.skip(cursor.stepRows)
         step = cursor.next()
       }
       val t1 = System.nanoTime()
       metrics.valuesDecoded += out
-      // Bit 0 of pass(i) is set where the column's conjuncts are TRUE on batch row i.
-      val pass =
-        if (v.hasDictionary && settings.dictionaryPredicates) {
-          val d = reader.vectorDictionary
-          if (!(d eq dictionary)) {
-            dictionary = d
-            passing = filter.evaluateDictionary(entries(d, v), d.size)
-          }
-          filter.evaluateIds(v, v.getDictionaryIds, passing, out, ids)
-          ids
-        } else filter.evaluate(v, out)
-      // Branch-free fold into the mask (bit k + i), ANDed with the row's alive bit when given; bits
-      // gather in a register and go to the mask a word at a time.
-      var word = (k >>> 6).toInt
-      var bit = (k & 63).toInt
-      var acc = 0L
-      var i = 0
-      if (alive == null) {
-        while (i < out) {
-          acc |= (pass(i) & 1L) << bit
-          bit += 1
-          if (bit == 64) { mask(word) |= acc; word += 1; bit = 0; acc = 0L }
-          i += 1
-        }
-      } else {
-        while (i < out) {
-          val r = rows(i)
-          acc |= (pass(i) & (alive(r >>> 6) >>> (r & 63)) & 1L) << bit
-          bit += 1
-          if (bit == 64) { mask(word) |= acc; word += 1; bit = 0; acc = 0L }
-          i += 1
+      // Mask bit k + i is set where the column's conjuncts are TRUE on batch row i (and, when
+      // `alive` is given, row i is still selected).
+      val byIds = v.hasDictionary && settings.dictionaryPredicates
+      if (byIds) {
+        val d = reader.vectorDictionary
+        if (!(d eq dictionary)) {
+          dictionary = d
+          passing = filter.evaluateDictionary(entries(d, v), d.size)
         }
       }
-      if (bit != 0) mask(word) |= acc
+      if (alive == null) {
+        if (byIds) MaskFold.ids(v, v.getDictionaryIds, passing, filter.nullPasses, out, mask, k)
+        else MaskFold.bytes(filter.evaluate(v, out), out, mask, k)
+      } else {
+        val pass = if (byIds) { filter.evaluateIds(v, v.getDictionaryIds, passing, out, ids); ids }
+          else filter.evaluate(v, out)
+        MaskFold.alive(pass, rows, alive, out, mask, k)
+      }
       val m = Bits.count(mask, k, k + out).toInt
       // The cache copies passing rows out only when few passed: list their positions then.
       if (cache.copies(column, m, out)) Bits.listSet(mask, k, k + out, out, positions, k)
