@@ -132,7 +132,8 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
         metrics.conjunctsRemoved += simplified.conjunctsRemoved
       }
     }
-    if (residual == Predicate.True) return all
+    // Every conjunct proven by the statistics: the rows need no filtering at all.
+    if (residual == Predicate.True) return RowGroupDecision.Read(all.plan.copy(residual = residual))
     val residualColumns = Guarantees.columns(residual).toArray.sorted
 
     // 2 and 3. Whole-chunk dictionaries, then bloom filters. Their bytes (those of bloom filters

@@ -175,6 +175,25 @@ class LateMaterializationCountingSuite extends AnyFunSuite with LmSparkSession {
     }
   }
 
+  test("a row group whose statistics prove the whole predicate is read with no filtering") {
+    val footer = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(file.getAbsolutePath), new Configuration()))
+    val groupRows = try footer.getFooter.getBlocks.asScala.map(_.getRowCount).toSeq finally footer.close()
+    assert(groupRows.size > 2)
+    // `id` is sorted: row group 0 lies wholly inside the range, row group 1 straddles its end, the
+    // rest lie past it.
+    val end = groupRows.head + groupRows(1) / 2
+    withConf(alwaysLate: _*) {
+      val m = run(s"id >= 0 AND id < $end", Seq("id", "b"))
+      assert(m(LmMetrics.RowGroupsLate) == 1, "only the straddling row group is filtered")
+      assert(m(LmMetrics.RowGroupsWhole) == 0)
+      // Only row group 1's rows are filtered (those of its pages the page index keeps).
+      val scanned = m(LmMetrics.RowsScanned)
+      assert(scanned >= end - groupRows.head && scanned <= groupRows(1), s"$scanned rows filtered")
+      assert(m(LmMetrics.PrunedByStatistics) == groupRows.size - 2)
+      assert(m("numOutputRows") == end)
+    }
+  }
+
   test("the dictionary path and the value path agree, and dictionary predicates decode the same values") {
     val passing = count("b IN ('s17', 's4999') OR b LIKE 's12%'")
     assert(passing > 0)
