@@ -38,8 +38,8 @@ TASK_LINES: tuple[tuple[str, re.Pattern], ...] = tuple((name, re.compile(p)) for
     ("levels", r"NestedLeafReader\.(check|checkExactly|present|levelsFor|finishCheck|loadCurrentPage)|v1Levels|v2Levels|"
                r"LevelDecoder|NestedAssembler|NestedLevels|VectorizedRleValuesReader\.readBatch|"
                r"ParquetColumnVector|readDefinitionLevels|readRepetitionLevels"),
-    ("predicates", r"lmspark/predicate/|VectorFilter"),
-    ("selection bookkeeping", r"lmspark/selection/|SelectionCursor|FilterFirstPass\.(narrow|run)|"
+    ("predicates", r"lmspark/predicate/|VectorFilter|MaskFold\$\.ids"),
+    ("selection bookkeeping", r"lmspark/selection/|SelectionCursor|FilterFirstPass\.(narrow|run)|MaskFold|"
                               r"LateMaterialization"),
     ("vector copies", r"PredicateCache|BatchRowWriter|copyTo|CachedColumn"),
     ("values", r"lmspark/decode/|lmspark/column/|VectorWriter|ParquetVectorUpdater|VectorizedPlainValuesReader|"
