@@ -117,8 +117,10 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
 
   private def decideWithProofs(block: BlockMetaData, blockIndex: Int): RowGroupDecision = {
     val rowCount = block.getRowCount
-    val all = RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, rowCount, plan.columns.length).copy(residual = predicate))
-    if (predicate == Predicate.True) return all
+    // Every row of the row group, filtered by what is left of the predicate (nothing when TRUE).
+    def readAll(residual: Predicate): RowGroupDecision =
+      RowGroupDecision.Read(RowGroupPlan.whole(blockIndex, rowCount, plan.columns.length).copy(residual = residual))
+    if (predicate == Predicate.True) return readAll(predicate)
 
     // 1. Statistics and the guarantee they give.
     val stats = proof.stats(block, () => metrics.statisticsIgnored += 1)
@@ -133,7 +135,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
       }
     }
     // Every conjunct proven by the statistics: the rows need no filtering at all.
-    if (residual == Predicate.True) return RowGroupDecision.Read(all.plan.copy(residual = residual))
+    if (residual == Predicate.True) return readAll(residual)
     val residualColumns = Guarantees.columns(residual).toArray.sorted
 
     // 2 and 3. Whole-chunk dictionaries, then bloom filters. Their bytes (those of bloom filters
@@ -174,14 +176,14 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
         }
       }
     } finally fetched.release()
-    if (residual == Predicate.True) return RowGroupDecision.Read(all.plan.copy(residual = residual))
+    if (residual == Predicate.True) return readAll(residual)
 
     // 4. Page indexes.
-    if (!settings.usePageIndex) return RowGroupDecision.Read(all.plan.copy(residual = residual))
+    if (!settings.usePageIndex) return readAll(residual)
     pagePlan(block, blockIndex, residual, Guarantees.columns(residual).toArray.sorted, stats) match {
       case Some(p) if p.selection.exists(_.selectedCount == 0) => RowGroupDecision.Skip(PruneReason.PageIndex)
       case Some(p) => RowGroupDecision.Read(p)
-      case None => RowGroupDecision.Read(all.plan.copy(residual = residual))
+      case None => readAll(residual)
     }
   }
 
