@@ -19,6 +19,10 @@ final case class FilterColumn(name: String, dataType: DataType, values: IndexedS
   lazy val max: Any = nonNull.max(RandomPredicates.ordering)
 }
 
+/** A narrow predicate's SQL and the values `[lo, hi]` it selects; `equality`: `column = lo`, else
+  * `column BETWEEN lo AND hi`. */
+final case class Selective(sql: String, lo: Any, hi: Any, equality: Boolean)
+
 /**
  * Seeded random SQL filter predicates over [[FilterColumn]]s, for differential tests: comparisons
  * (either side literal), `<=>`, BETWEEN, IN / NOT IN with and without NULL, IS [NOT] NULL, string
@@ -54,7 +58,10 @@ final class RandomPredicates(columns: IndexedSeq[FilterColumn], r: Random) {
 
   /** A narrow predicate on `column` (sorted in the file): equality with a value, or a range over a
     * few neighbouring rows. None when the column has no non-null value. */
-  def selective(column: String): Option[String] = {
+  def selective(column: String): Option[String] = selectiveRange(column).map(_.sql)
+
+  /** [[selective]] with the values it selects: `[lo, hi]` (`lo == hi` for an equality). */
+  def selectiveRange(column: String): Option[Selective] = {
     val c = usable.find(_.name == column).getOrElse(throw new IllegalArgumentException(s"no usable column $column"))
     val rows = c.values.indices.filter(i => c.values(i) != null && !isNaN(c.values(i)))
     if (rows.isEmpty) None
@@ -64,8 +71,8 @@ final class RandomPredicates(columns: IndexedSeq[FilterColumn], r: Random) {
       val j = rows.find(_ >= i + step).getOrElse(i)
       val (lo, hi) = if (ordering.lteq(c.values(i), c.values(j))) (c.values(i), c.values(j)) else (c.values(j), c.values(i))
       Some(
-        if (r.nextBoolean()) s"${c.sql} = ${literal(c.dataType, c.values(i))}"
-        else s"${c.sql} BETWEEN ${literal(c.dataType, lo)} AND ${literal(c.dataType, hi)}")
+        if (r.nextBoolean()) Selective(s"${c.sql} = ${literal(c.dataType, c.values(i))}", c.values(i), c.values(i), equality = true)
+        else Selective(s"${c.sql} BETWEEN ${literal(c.dataType, lo)} AND ${literal(c.dataType, hi)}", lo, hi, equality = false))
     }
   }
 
