@@ -92,6 +92,14 @@ PAGE_INDEX_ENABLED = "spark.lmspark.pageIndex.enabled"
 #: Default: true.
 LATE_MATERIALIZATION_ENABLED = "spark.lmspark.lateMaterialization.enabled"
 
+#: Late materialization for `ORDER BY ... LIMIT k` straight over a scan (Spark's `TakeOrderedAndProject`): each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's row order, then reads every other column only for the k rows it kept, fetching only the pages that hold one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have left after its per-task top-k, ties included. EXPLAIN shows `LmTopK`.
+#: Default: true.
+TOP_K_ENABLED = "spark.lmspark.topK.enabled"
+
+#: The largest `LIMIT` (with its `OFFSET`) read by `spark.lmspark.topK.enabled`; a larger one reads every column of every row, as without it.
+#: Default: 10000.
+TOP_K_MAX_ROWS = "spark.lmspark.topK.maxRows"
+
 #: Evaluate filters on dictionary-encoded batches once per dictionary entry, then test each row's id against the resulting bitmap, instead of comparing every row's value.
 #: Default: true.
 DICTIONARY_PREDICATES_ENABLED = "spark.lmspark.dictionaryPredicates.enabled"
@@ -145,6 +153,8 @@ DEFAULTS = {
     "spark.lmspark.pruning.nestedFields.enabled": "true",
     "spark.lmspark.pageIndex.enabled": "true",
     "spark.lmspark.lateMaterialization.enabled": "true",
+    "spark.lmspark.topK.enabled": "true",
+    "spark.lmspark.topK.maxRows": "10000",
     "spark.lmspark.dictionaryPredicates.enabled": "true",
     "spark.lmspark.predicateCache.maxBytes": "67108864",
     "spark.lmspark.lateMaterialization.denseFraction": "0.5",

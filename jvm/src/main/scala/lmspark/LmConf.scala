@@ -229,6 +229,17 @@ object LmConf {
       "decode the other columns only for the rows that pass, fetching only the pages that hold one. When " +
       "false, row groups are read whole (within the page-index selection) and Spark's Filter does the rest.")
 
+  val TOP_K: Entry[Boolean] = bool("spark.lmspark.topK.enabled", default = true, "pipeline",
+    "Late materialization for `ORDER BY ... LIMIT k` straight over a scan (Spark's `TakeOrderedAndProject`): " +
+      "each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's " +
+      "row order, then reads every other column only for the k rows it kept, fetching only the pages that hold " +
+      "one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have " +
+      "left after its per-task top-k, ties included. EXPLAIN shows `LmTopK`.")
+
+  val TOP_K_MAX_ROWS: Entry[Int] = int("spark.lmspark.topK.maxRows", default = 10000, "pipeline",
+    "The largest `LIMIT` (with its `OFFSET`) read by `spark.lmspark.topK.enabled`; a larger one reads every " +
+      "column of every row, as without it.", min = 1)
+
   val DICTIONARY_PREDICATES: Entry[Boolean] = bool("spark.lmspark.dictionaryPredicates.enabled", default = true, "pipeline",
     "Evaluate filters on dictionary-encoded batches once per dictionary entry, then test each row's id " +
       "against the resulting bitmap, instead of comparing every row's value.")

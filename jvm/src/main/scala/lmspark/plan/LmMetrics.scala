@@ -53,6 +53,7 @@ object LmMetrics {
   val SplitsPruned = "lmSplitsPruned"
   val FootersReadAtPlanning = "lmFootersReadAtPlanning"
   val SplitPruningTime = "lmSplitPruningTime"
+  val TopKRowsRanked = "lmTopKRowsRanked"
   /** Prefix of the per-column "rows passing the filter on <column>" metrics. */
   val RowsPassingPrefix = "lmRowsPassing:"
 
@@ -60,6 +61,7 @@ object LmMetrics {
     * "rows passing" metric each). */
   def create(sc: SparkContext, filteredColumns: Seq[String] = Nil): Map[String, SQLMetric] = Map(
     NumOutputRows -> SQLMetrics.createMetric(sc, "number of output rows"),
+    TopKRowsRanked -> SQLMetrics.createMetric(sc, "rows ranked by their sort columns (top-k)"),
     FilesRead -> SQLMetrics.createMetric(sc, "files read by lmspark"),
     FilesFallback -> SQLMetrics.createMetric(sc, "files handed to Spark's reader"),
     FilesSkippedCorrupt -> SQLMetrics.createMetric(sc, "files skipped as corrupt (ignoreCorruptFiles)"),

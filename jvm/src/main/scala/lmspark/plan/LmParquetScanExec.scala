@@ -3,14 +3,16 @@ package lmspark.plan
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.TableIdentifier
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Expression, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.codegen.LazilyGeneratedOrdering
+import org.apache.spark.sql.catalyst.plans.QueryPlan
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.catalyst.util.truncatedString
 import org.apache.commons.lang3.StringUtils
 import org.apache.spark.sql.execution.{ExecSubqueryExpression, ExplainUtils, FileSourceScanExec, LeafExecNode, SQLExecution}
 import org.apache.spark.sql.execution.datasources.{FilePartition, HadoopFsRelation}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types.{LongType, StructType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.util.collection.BitSet
 
@@ -30,6 +32,10 @@ import lmspark.shim.{ScanExtras, ScanFields, SparkScanShim}
  * wrapped scan's input RDD: Spark's own partition pruning, file listing, splits, bucketing and
  * partition values stay exactly as Spark computed them; only the per-file reader is ours.
  *
+ * Under `TakeOrderedAndProject` ([[TopKRule]]) it may yield, per task, only the task's top
+ * `topKLimit` rows by `topKOrder` ([[TopKRead]]): rows, never batches. `topKNote` says why a
+ * top-k above it is not read that way.
+ *
  * Invariant: `relation.fileFormat` is Spark's plain `ParquetFileFormat`; the lmspark format only
  * ever lives inside [[wrapped]].
  */
@@ -44,7 +50,10 @@ case class LmParquetScanExec(
     tableIdentifier: Option[TableIdentifier],
     disableBucketedScan: Boolean,
     extras: ScanExtras,
-    unreadFields: Set[Seq[String]] = Set.empty)
+    unreadFields: Set[Seq[String]] = Set.empty,
+    topKLimit: Int = 0,
+    topKOrder: Seq[SortOrder] = Nil,
+    topKNote: Option[String] = None)
   extends LeafExecNode {
 
   def fields: ScanFields = ScanFields(relation, output, requiredSchema, partitionFilters,
@@ -162,9 +171,12 @@ case class LmParquetScanExec(
     case _ => original.supportsColumnar || !BatchRowWriter.supports(schema)
   }
 
-  override def supportsColumnar: Boolean = columnarOutput
+  /** Whether this scan yields each task's top-k only ([[TopKRead]]). */
+  def topK: Boolean = topKOrder.nonEmpty
 
-  override def vectorTypes: Option[Seq[String]] = if (columnarOutput) wrapped.vectorTypes else None
+  override def supportsColumnar: Boolean = columnarOutput && !topK
+
+  override def vectorTypes: Option[Seq[String]] = if (supportsColumnar) wrapped.vectorTypes else None
 
   override def outputPartitioning: Partitioning = original.outputPartitioning
 
@@ -174,14 +186,17 @@ case class LmParquetScanExec(
     * produces (`LmOutput`), what lmspark prunes with (`LmPruningPredicate`) and the data filters
     * it cannot use (`LmFiltersNotPruned`). */
   private def explainMetadata: Seq[(String, String)] = {
-    val lm = Seq("LmOutput" -> (if (columnarOutput) "columnar" else "row"),
+    val lm = Seq("LmOutput" -> (if (supportsColumnar) "columnar" else "row"),
       "LmPruningPredicate" -> translation.predicate.toString) ++
       splitPruningNote.map("LmSplitPruning" -> _).toSeq ++
+      (if (topK) Seq("LmTopK" -> (s"each task's top $topKLimit rows by ${topKOrder.map(_.sql).mkString(", ")}, " +
+        "the other columns read for those rows only"))
+       else topKNote.map(why => "LmTopK" -> s"not used: $why").toSeq) ++
       (if (unreadFields.isEmpty) Nil
        else Seq("LmUnreadFields" -> unreadFields.toSeq.map(_.mkString(".")).sorted.mkString("[", ", ", "]"))) ++
       (if (translation.untranslated.isEmpty) Nil
        else Seq("LmFiltersNotPruned" -> translation.untranslated.map(_.sql).mkString("[", ", ", "]")))
-    (original.metadata + ("Batched" -> columnarOutput.toString) ++ lm).toSeq.sortBy(_._1)
+    (original.metadata + ("Batched" -> supportsColumnar.toString) ++ lm).toSeq.sortBy(_._1)
   }
 
   override def simpleString(maxFields: Int): String = {
@@ -205,7 +220,7 @@ case class LmParquetScanExec(
   /** Rows: every batch of the wrapped scan (lmspark's or, for a file it hands over, Spark's
     * reader) written row by row into one reused `UnsafeRow` per task. Spark calls it when the
     * node was planned for rows; it is valid in either mode. */
-  protected override def doExecute(): RDD[InternalRow] = {
+  protected override def doExecute(): RDD[InternalRow] = if (topK) topKRows() else {
     val numOutputRows = longMetric(LmMetrics.NumOutputRows)
     val types = schema.fields.map(_.dataType)
     scanRDD.mapPartitions({ batches =>
@@ -227,10 +242,36 @@ case class LmParquetScanExec(
     }, preservesPartitioning = true)
   }
 
-  /** Spark's canonical scan, with the fields left unread: a scan that reads fewer fields is not
-    * the same scan (an exchange over it must not be reused for a consumer that reads them). */
+  /** Each task's top-k rows ([[TopKRead]]), over the wrapped scan's splits (no filter, so none is
+    * pruned at planning). Pass 1 reads the columns the sort order uses and the partition columns. */
+  private def topKRows(): RDD[InternalRow] = {
+    val numOutputRows = longMetric(LmMetrics.NumOutputRows)
+    val rankedRows = longMetric(LmMetrics.TopKRowsRanked)
+    val format = wrapped.relation.fileFormat.asInstanceOf[LmParquetFileFormat]
+    val session = relation.sparkSession
+    val hadoopConf = session.sessionState.newHadoopConfWithOptions(relation.options)
+    def reader(schema: StructType) = format.buildSplitReader(session, relation.dataSchema, relation.partitionSchema,
+      schema, relation.options, hadoopConf)
+    val used = AttributeSet(topKOrder.flatMap(_.references))
+    val ranked = requiredSchema.indices.filter(i => used.contains(output(i)))
+    val rankedSchema = StructType(ranked.map(requiredSchema(_)))
+    val rankedAttrs = ranked.map(output(_)) ++ output.drop(requiredSchema.length)
+    val position = AttributeReference("lm_topk_position", LongType, nullable = false)()
+    val read = new TopKRead(reader(rankedSchema), rankedAttrs.map(_.dataType), reader(requiredSchema),
+      schema.fields.map(_.dataType).toSeq, new LazilyGeneratedOrdering(topKOrder, rankedAttrs :+ position), topKLimit)
+    val files = wrapped.inputRDD
+    new TopKScanRDD(files, (p: FilePartition) => {
+      val rows = read.rows(p.files.toSeq, rankedRows)
+      rows.map { r => numOutputRows += 1; r }
+    })
+  }
+
+  /** Spark's canonical scan, with the fields left unread and the top-k: a scan that reads fewer
+    * fields, or yields only a top-k, is not the same scan (an exchange over it must not be reused
+    * for a consumer that reads more). */
   override protected def doCanonicalize(): LmParquetScanExec =
     LmParquetScanExec(SparkScanShim.fieldsOf(original.canonicalized.asInstanceOf[FileSourceScanExec]), unreadFields)
+      .copy(topKLimit = topKLimit, topKOrder = topKOrder.map(QueryPlan.normalizeExpressions(_, output)))
 
   private def maxMetadataValueLength: Int = conf.maxMetadataStringLength
 

@@ -15,6 +15,7 @@ import lmspark.shim.SparkScanShim
  * Idempotent: a scan already replaced or declined no longer reads plain `ParquetFileFormat`.
  * The struct fields nothing above a scan reads ([[NestedFieldUse]]) are found on the whole plan
  * before any scan is replaced.
+ * Then a top-k straight over a replaced scan reads its sort columns first ([[TopKRule]]).
  * Does nothing when `spark.lmspark.enabled` is false.
  */
 case class LmScanRule(session: SparkSession) extends Rule[SparkPlan] {
@@ -22,7 +23,7 @@ case class LmScanRule(session: SparkSession) extends Rule[SparkPlan] {
     UnknownFlags.warnOnce(conf)
     if (!LmConf.ENABLED.get(conf)) return plan
     val unread = if (LmConf.PRUNING_NESTED_FIELDS.get(conf)) NestedFieldUse.unread(plan) else null
-    plan.transformUp {
+    val replaced = plan.transformUp {
       case scan: FileSourceScanExec if scan.relation.fileFormat.getClass == classOf[ParquetFileFormat] =>
         ScanSupport.declineReasons(scan, session) match {
           case Nil => LmParquetScanExec(SparkScanShim.fieldsOf(scan),
@@ -30,5 +31,6 @@ case class LmScanRule(session: SparkSession) extends Rule[SparkPlan] {
           case reasons => Fallback.decline(scan, reasons)
         }
     }
+    TopKRule(replaced, conf)
   }
 }

@@ -4,7 +4,6 @@ import java.io.{Closeable, IOException}
 
 import scala.util.control.NonFatal
 
-import org.apache.hadoop.conf.Configuration
 import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.hadoop.metadata.BlockMetaData
 import org.apache.spark.SparkThrowable
@@ -39,6 +38,9 @@ import lmspark.shim.SparkInternals
  * its bytes arrive while this one's are decoded. A row group's fetched bytes are released when it
  * is done.
  *
+ * Given `wanted` rows (a top-k's), it yields those rows only, with no predicate: row groups
+ * holding none are not read, and in the others only the pages holding one are fetched.
+ *
  * Invariants: one batch and its vectors are reused for the whole file, so a batch is valid only
  * until the next call to `next()`; constant vectors (missing columns, partition values) are filled
  * once. The reader closes itself after the last batch; Spark's `FileScanRDD` closes it on early
@@ -49,8 +51,8 @@ final class FileBatchReader(
     plan: FileReadPlan,
     partitionValues: InternalRow,
     settings: ScanSettings,
-    hadoopConf: Configuration,
-    metrics: ScanMetrics) extends Iterator[ColumnarBatch] with Closeable {
+    metrics: ScanMetrics,
+    wanted: WantedRows = null) extends Iterator[ColumnarBatch] with Closeable {
 
   // The footer fields of the chunks this scan reads, before anything is allocated or read.
   FooterChecks.check(file, plan.leaves)
@@ -88,7 +90,7 @@ final class FileBatchReader(
   private val sources = new ChunkSources(file, settings, windowBytes)
 
   private val pruner: RowGroupPruner =
-    if (settings.predicate == Predicate.True) null
+    if (settings.predicate == Predicate.True && wanted == null) null
     else new RowGroupPruner(file, plan, settings.predicate, settings, metrics, sources)
 
   /** Columns (requested-schema indexes) the scan's predicate reads. */
@@ -106,6 +108,8 @@ final class FileBatchReader(
   private val batches = new RowGroupBatches(capacity, presentColumns.map(dataVectors), metrics, settings.policy)
 
   private var nextBlock = 0
+  /** The split ordinal of the next row group's first row ([[WantedRows]]). */
+  private var nextBlockStart = 0L
   /** Rows the current row group still yields (its selected rows, when it has a selection). */
   private var rowsLeftInGroup = 0L
   private var closed = false
@@ -147,10 +151,17 @@ final class FileBatchReader(
     val block = blocks.get(blockIndex)
     nextBlock += 1
     metrics.rowGroupsTotal += 1
+    val blockStart = nextBlockStart
+    nextBlockStart += block.getRowCount
     if (block.getRowCount == 0) return
     refetch = Map.empty
     var materializing = false
-    val decision: RowGroupDecision = stages.takeAhead(blockIndex).getOrElse(guarded { stages.decide(block, blockIndex) })
+    val decision: RowGroupDecision =
+      if (wanted != null) wanted.within(blockStart, block.getRowCount) match {
+        case None => return // no wanted row: the row group is not read
+        case Some(rows) => RowGroupDecision.Read(guarded { pruner.selectRows(block, blockIndex, rows) })
+      }
+      else stages.takeAhead(blockIndex).getOrElse(guarded { stages.decide(block, blockIndex) })
     val rowGroup = decision match {
       case RowGroupDecision.Skip(reason) =>
         reason match {
@@ -220,7 +231,8 @@ final class FileBatchReader(
     cachedColumns = Map.empty
     rowsLeftInGroup = batches.start(readers, fromCache, rowGroup.selection, block.getRowCount, materializing)
     metrics.rowGroupsRead += 1
-    stages.prefetchNext(nextBlock, filtersOf, filters => lm.likelyWhole(filters.keys, outputOnly))
+    // A read of wanted rows fetches each row group's few pages when it gets there.
+    if (wanted == null) stages.prefetchNext(nextBlock, filtersOf, filters => lm.likelyWhole(filters.keys, outputOnly))
   }
 
   /** Runs `body`, giving unexpected failures a message that names the file, the row group and,

@@ -46,6 +46,26 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       filters: Seq[Filter],
       options: Map[String, String],
       hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
+    val read = buildSplitReader(sparkSession, dataSchema, partitionSchema, requiredSchema, options, hadoopConf)
+    val scanMetrics = metrics
+    val all = (file: PartitionedFile) => read(file, null).batches.asInstanceOf[Iterator[InternalRow]]
+    if (!new FileSourceOptions(CaseInsensitiveMap(options)).ignoreCorruptFiles) all
+    else (file: PartitionedFile) => CorruptFileCounter.count(scanMetrics.filesSkippedCorrupt)(
+      new CorruptFileCounter(all(file), scanMetrics.filesSkippedCorrupt).asInstanceOf[Iterator[InternalRow]])
+  }
+
+  /**
+   * The per-split read: for a file lmspark can read, [[FileBatchReader]]'s batches (with
+   * [[WantedRows]], only those rows); otherwise Spark's own vectorized reader's, which yields every
+   * row of the split ([[SplitRead.everyRow]]). Built on the driver; the function runs in tasks.
+   */
+  def buildSplitReader(
+      sparkSession: SparkSession,
+      dataSchema: StructType,
+      partitionSchema: StructType,
+      requiredSchema: StructType,
+      options: Map[String, String],
+      hadoopConf: Configuration): (PartitionedFile, WantedRows) => SplitRead = {
     // lmspark always returns batches, whatever the wrapped scan asked for (it asks for rows when
     // whole-stage codegen is off or the schema is wide), so Spark's reader must return batches too.
     val sparkReader = super.buildReaderWithPartitionValues(sparkSession, dataSchema,
@@ -57,9 +77,8 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
     val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
     val scanMetrics = metrics
     val reasons = fileFallbackReasons
-    val ignoreCorruptFiles = new FileSourceOptions(CaseInsensitiveMap(options)).ignoreCorruptFiles
 
-    val read = (file: PartitionedFile) => {
+    (file: PartitionedFile, wanted: WantedRows) => {
       val conf = confBroadcast.value.value
       val open = FooterReader.open(conf, file.toPath, file.fileSize, file.modificationTime,
         file.start, file.length, settings.open)
@@ -68,22 +87,24 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       planned match {
         case Right(plan) =>
           scanMetrics.filesRead += 1
-          val reader = try new FileBatchReader(open, plan, file.partitionValues, settings, conf, scanMetrics)
+          val reader = try new FileBatchReader(open, plan, file.partitionValues, settings, scanMetrics, wanted)
           catch { case e: Throwable => open.close(); throw e }
-          reader.asInstanceOf[Iterator[InternalRow]]
+          SplitRead(reader, everyRow = wanted == null)
         case Left(reason) =>
           open.close()
           logInfo(s"lmspark hands ${file.filePath} to Spark's reader: $reason")
           scanMetrics.filesFallback += 1
           reasons.add(reason)
-          sparkReader(file)
+          SplitRead(sparkReader(file), everyRow = true)
       }
     }
-    if (!ignoreCorruptFiles) read
-    else (file: PartitionedFile) => CorruptFileCounter.count(scanMetrics.filesSkippedCorrupt)(
-      new CorruptFileCounter(read(file), scanMetrics.filesSkippedCorrupt).asInstanceOf[Iterator[InternalRow]])
   }
 }
+
+/** What reading one file split gives: its `ColumnarBatch`es (typed `AnyRef`: Spark's interface
+  * types them `InternalRow`), and whether they hold every row of the split (else only the rows
+  * asked for, in split order). */
+final case class SplitRead(batches: Iterator[AnyRef], everyRow: Boolean)
 
 /**
  * With `ignoreCorruptFiles`, Spark's `FileScanRDD` itself skips the rest of a file whose reader

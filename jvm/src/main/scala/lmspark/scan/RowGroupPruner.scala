@@ -7,7 +7,7 @@ import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData}
 
 import lmspark.column.{ChunkDictionary, SparkValues}
 import lmspark.io.{ByteRange, ChunkContext, FetchingStream}
-import lmspark.meta.{BloomFilters, FileCache, MetadataCache, OpenFile, PageIndexes}
+import lmspark.meta.{BloomFilters, FileCache, MetadataCache, OpenFile, PageIndexes, RawPageIndex}
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.{ColumnPages, ColumnStats, Guarantees, PageFilter, Predicate}
 import lmspark.selection.{PageLocations, RowSelection, ScanRanges}
@@ -320,27 +320,17 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     val pageStats = mutable.Map.empty[Int, ColumnPages]
 
     def readIndex(col: Int, withColumnIndex: Boolean): Unit = chunk(block, col).foreach { c =>
-      val index = file.cache.getOrLoad(cachePart(col, blockIndex, MetadataCache.PageIndex)) {
-        val r = PageIndexes.read(file.stream, c, context(col, blockIndex))
-        (r, r.fold(_ => -1L, _ => PageIndexes.heapBytes(c)))
-      }
-      index match {
-        case Left(_) => metrics.pageIndexesIgnored += 1
-        case Right(raw) =>
-          if (withColumnIndex && raw.columnIndexProblem.isDefined) metrics.pageIndexesIgnored += 1
-          raw.offsetIndex.foreach { oi =>
-            PageIndexes.locations(oi, c, rowCount) match {
+      pageIndex(block, blockIndex, col, c).foreach { raw =>
+        if (withColumnIndex && raw.columnIndexProblem.isDefined) metrics.pageIndexesIgnored += 1
+        checkedLocations(raw, c, rowCount).foreach { loc =>
+          locations(col) = Some(loc)
+          if (withColumnIndex) for (ci <- raw.columnIndex; sv <- sparkValues(col)) {
+            sv.pages(ci, loc, stats.get(col)) match {
+              case Right(p) => pageStats(col) = p
               case Left(_) => metrics.pageIndexesIgnored += 1
-              case Right(loc) =>
-                locations(col) = Some(loc)
-                if (withColumnIndex) for (ci <- raw.columnIndex; sv <- sparkValues(col)) {
-                  sv.pages(ci, loc, stats.get(col)) match {
-                    case Right(p) => pageStats(col) = p
-                    case Left(_) => metrics.pageIndexesIgnored += 1
-                  }
-                }
             }
           }
+        }
       }
     }
 
@@ -358,5 +348,44 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
       ColumnFetch(loc, ScanRanges.selectedPages(selection, loc))
     })
     Some(RowGroupPlan(blockIndex, rowCount, residual, Some(selection), fetches))
+  }
+
+  /** Column `col`'s page indexes in `block` (chunk `c`), read once and kept in the metadata cache;
+    * None, counted as ignored, when they cannot be read. */
+  private def pageIndex(block: BlockMetaData, blockIndex: Int, col: Int, c: ColumnChunkMetaData): Option[RawPageIndex] = {
+    val index = file.cache.getOrLoad(cachePart(col, blockIndex, MetadataCache.PageIndex)) {
+      val r = PageIndexes.read(file.stream, c, context(col, blockIndex))
+      (r, r.fold(_ => -1L, _ => PageIndexes.heapBytes(c)))
+    }
+    index match {
+      case Left(_) => metrics.pageIndexesIgnored += 1; None
+      case Right(raw) => Some(raw)
+    }
+  }
+
+  /** The chunk's page locations from its offset index, once checked; None (counted when the index
+    * is there but wrong) otherwise. */
+  private def checkedLocations(raw: RawPageIndex, c: ColumnChunkMetaData, rowCount: Long): Option[PageLocations] =
+    raw.offsetIndex.flatMap { oi =>
+      PageIndexes.locations(oi, c, rowCount) match {
+        case Left(_) => metrics.pageIndexesIgnored += 1; None
+        case Right(loc) => Some(loc)
+      }
+    }
+
+  /** `block` read for the rows of `selection` only (a top-k's rows, say): in every column whose
+    * chunk has a usable offset index, the pages that hold none of them are neither fetched nor
+    * decoded; the other columns' chunks are read whole and skipped through. */
+  def selectRows(block: BlockMetaData, blockIndex: Int, selection: RowSelection): RowGroupPlan = {
+    if (settings.usePageIndex) fetchIndexes()
+    val fetches = plan.columns.indices.toArray.map { col =>
+      if (!settings.usePageIndex) None
+      else for {
+        c <- chunk(block, col)
+        raw <- pageIndex(block, blockIndex, col, c)
+        loc <- checkedLocations(raw, c, block.getRowCount)
+      } yield ColumnFetch(loc, ScanRanges.selectedPages(selection, loc))
+    }
+    RowGroupPlan(blockIndex, block.getRowCount, Predicate.True, Some(selection), fetches)
   }
 }

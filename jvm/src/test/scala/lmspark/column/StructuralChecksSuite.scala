@@ -115,7 +115,7 @@ class StructuralChecksSuite extends AnyFunSuite {
     intercept[Throwable] {
       val open = FooterReader.open(conf, new HPath(file.getAbsolutePath), file.length, file.lastModified, 0, file.length)
       val plan = FileReadPlan.build(open.footer, f.schema, settings).fold(why => fail(why), identity)
-      val reader = new FileBatchReader(open, plan, org.apache.spark.sql.catalyst.InternalRow.empty, settings, conf, metrics)
+      val reader = new FileBatchReader(open, plan, org.apache.spark.sql.catalyst.InternalRow.empty, settings, metrics)
       try while (reader.hasNext) reader.next() finally reader.close()
     }
   }
@@ -482,7 +482,7 @@ class StructuralChecksSuite extends AnyFunSuite {
     val settings = ScanSettings(f.schema, new StructType(), batchSize = 100, offHeapVectors = false,
       caseSensitive = false, datetimeRebaseModeInRead = "CORRECTED")
     val plan = FileReadPlan.build(open.footer, f.schema, settings).fold(why => fail(why), identity)
-    val reader = new FileBatchReader(open, plan, org.apache.spark.sql.catalyst.InternalRow.empty, settings, conf, metrics)
+    val reader = new FileBatchReader(open, plan, org.apache.spark.sql.catalyst.InternalRow.empty, settings, metrics)
     var rows = 0L
     try while (reader.hasNext) rows += reader.next().numRows
     finally reader.close()

@@ -123,7 +123,7 @@ object FuzzChild {
     plan match {
       case Left(why) => open.close(); s"FALLBACK ${oneLine(why)}"
       case Right(p) =>
-        val reader = try new FileBatchReader(open, p, InternalRow.empty, settings, conf, metrics())
+        val reader = try new FileBatchReader(open, p, InternalRow.empty, settings, metrics())
         catch { case e: Throwable => open.close(); throw e }
         val rows = new CanonicalRows
         try while (reader.hasNext) rows.addBatch(reader.next(), schema)

@@ -6,7 +6,7 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.functions._
 import org.scalatest.funsuite.AnyFunSuite
 
-import lmspark.testutil.LmSparkSession
+import lmspark.testutil.{HalfFloatFiles, LmSparkSession}
 
 /** The rule replaces Parquet scans, declines with reasons, and the scan node behaves as a scan. */
 class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
@@ -169,24 +169,10 @@ class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
 
   /** A parquet-java file with rows [from, until): id, x = id * 3, and h, a 2-byte value annotated
     * FLOAT16 (a logical type lmspark leaves to Spark) or not annotated. Read as binary. */
-  private def writeHalfFloats(dir: String, name: String, from: Long, until: Long, float16: Boolean): Unit = {
-    import org.apache.parquet.schema.{LogicalTypeAnnotation, MessageType, Types}
-    import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName._
-    val h = Types.optional(FIXED_LEN_BYTE_ARRAY).length(2)
-    val schema = new MessageType("t", Types.required(INT64).named("id"), Types.required(INT32).named("x"),
-      (if (float16) h.as(lmspark.testutil.TestLineApis.float16.getOrElse(cancel("this line's parquet-java has no FLOAT16"))) else h).named("h"))
-    new java.io.File(dir).mkdirs()
-    val w = org.apache.parquet.hadoop.example.ExampleParquetWriter
-      .builder(new org.apache.hadoop.fs.Path(s"$dir/$name.parquet")).withType(schema).build()
-    val f = new org.apache.parquet.example.data.simple.SimpleGroupFactory(schema)
-    try for (i <- from until until) {
-      val g = f.newGroup().append("id", i).append("x", (i * 3).toInt)
-      if (i % 5 != 0) g.append("h", org.apache.parquet.io.api.Binary.fromConstantByteArray(Array(i.toByte, 60)))
-      w.write(g)
-    } finally w.close()
-  }
+  private val halfFloatSchema = HalfFloatFiles.schema
 
-  private val halfFloatSchema = "id long, x int, h binary"
+  private def writeHalfFloats(dir: String, name: String, from: Long, until: Long, float16: Boolean): Unit =
+    HalfFloatFiles.write(dir, name, from, until, float16)
 
   test("a file lmspark does not read (a FLOAT16 column) goes to Spark's reader inside our scan") {
     val p = newDir("float16")

@@ -240,20 +240,6 @@ class OutputModeSuite extends AnyFunSuite with LmSparkSession {
   }
 
   /** A parquet-java file lmspark hands to Spark's reader: `h` is annotated FLOAT16. */
-  private def writeHalfFloats(dir: String): Unit = {
-    val float16Type = lmspark.testutil.TestLineApis.float16.getOrElse(cancel("this line's parquet-java has no FLOAT16"))
-    import org.apache.parquet.schema.{LogicalTypeAnnotation, MessageType, Types}
-    import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName._
-    val schema = new MessageType("t", Types.required(INT64).named("id"), Types.required(INT32).named("x"),
-      Types.optional(FIXED_LEN_BYTE_ARRAY).length(2).as(float16Type).named("h"))
-    new File(dir).mkdirs()
-    val w = org.apache.parquet.hadoop.example.ExampleParquetWriter
-      .builder(new Path(s"$dir/f16.parquet")).withType(schema).build()
-    val f = new org.apache.parquet.example.data.simple.SimpleGroupFactory(schema)
-    try for (i <- 0 until 2000) {
-      val g = f.newGroup().append("id", i.toLong).append("x", i * 3)
-      if (i % 5 != 0) g.append("h", org.apache.parquet.io.api.Binary.fromConstantByteArray(Array(i.toByte, 60)))
-      w.write(g)
-    } finally w.close()
-  }
+  private def writeHalfFloats(dir: String): Unit =
+    lmspark.testutil.HalfFloatFiles.write(dir, "f16", 0, 2000, float16 = true)
 }

@@ -119,7 +119,7 @@ class DictionaryScanSuite extends AnyFunSuite with LmSparkSession {
         caseSensitive = false, datetimeRebaseModeInRead = "CORRECTED", preserveDictionary = preserve)
       val open = FooterReader.open(conf, new Path(f.getAbsolutePath), f.length, f.lastModified, 0, f.length)
       val plan = FileReadPlan.build(open.footer, schema, settings).fold(why => fail(why), identity)
-      val reader = new FileBatchReader(open, plan, InternalRow.empty, settings, conf,
+      val reader = new FileBatchReader(open, plan, InternalRow.empty, settings,
         LmMetrics.scanMetrics(LmMetrics.create(spark.sparkContext)))
       val rows = Seq.newBuilder[Seq[Any]]
       val counts = scala.collection.mutable.Map.empty[String, (Int, Int)].withDefaultValue((0, 0))

@@ -1,0 +1,294 @@
+package lmspark.plan
+
+import scala.jdk.CollectionConverters._
+import scala.util.Random
+
+import org.apache.hadoop.fs.Path
+import org.apache.parquet.hadoop.ParquetFileReader
+import org.apache.parquet.hadoop.util.HadoopInputFile
+import org.apache.spark.sql.{Column, DataFrame, Row}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, SortOrder, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.codegen.LazilyGeneratedOrdering
+import org.apache.spark.sql.execution.{SparkPlan, TakeOrderedAndProjectExec}
+import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.lmspark.SparkTopK
+import org.apache.spark.sql.types._
+import org.scalatest.funsuite.AnyFunSuite
+
+import lmspark.testutil.{HalfFloatFiles, LmSparkSession}
+
+/** Late materialization under `ORDER BY ... LIMIT k` ([[TopKRule]], [[TopKRead]], [[TopKThreshold]]).
+  *
+  * The property the top-k scan must keep: each task hands `TakeOrderedAndProject` exactly the rows,
+  * in exactly the order, that Spark's own per-task top-k (`Utils.takeOrdered`) leaves of the rows
+  * vanilla Spark's scan yields in that task, ties included. The differential cases check it task by
+  * task against vanilla Spark (lmspark off, pushdown off) on seeded random tables (several files cut
+  * into splits, small row groups and pages, dictionary on or off, partitioned or not) full of ties,
+  * NULLs, NaN and -0.0, under random sort orders (1 to 3 keys, each direction and NULL order), limits
+  * and projections; and the query's rows, in order, through `TakeOrderedAndProject`'s own shuffle.
+  * [[TopKThreshold]] is checked against Spark's top-k itself: offering only the rows it admits gives
+  * the same rows as offering all of them. Fixed cases: the pages read, a file handed to Spark's
+  * reader, the declines EXPLAIN shows, the flag, canonicalisation.
+  *
+  * `LMSPARK_TEST_SEED` (default 20261128) changes every table and case; a failure prints the seed,
+  * the table and the query. */
+class TopKSuite extends AnyFunSuite with LmSparkSession {
+
+  override protected def sparkConf: Map[String, String] = Map(
+    "spark.sql.files.openCostInBytes" -> "1024",
+    "spark.sql.files.maxPartitionBytes" -> "24k")
+
+  private val seed: Long = sys.env.get("LMSPARK_TEST_SEED").map(_.trim.toLong).getOrElse(20261128L)
+
+  // ---- the threshold against Spark's top-k ----
+
+  test("offering only the rows TopKThreshold admits gives Spark's top-k of all rows, ties included") {
+    val r = new Random(seed)
+    val types: Seq[DataType] = Seq(IntegerType, LongType)
+    for (c <- 0 until 400) {
+      val n = r.nextInt(3000)
+      val distinct = 1 + r.nextInt(if (r.nextBoolean()) 5 else 500)
+      val k = Seq(0, 1, 2, 3, 10, 37, 200, 5000)(r.nextInt(8))
+      val order = SortOrder(BoundReference(0, IntegerType, nullable = true),
+        if (r.nextBoolean()) org.apache.spark.sql.catalyst.expressions.Ascending
+        else org.apache.spark.sql.catalyst.expressions.Descending)
+      val ordering = new LazilyGeneratedOrdering(Seq(order), types.zipWithIndex.map { case (t, i) =>
+        org.apache.spark.sql.catalyst.expressions.AttributeReference(s"c$i", t)() })
+      val project = UnsafeProjection.create(types.toArray)
+      val rows: Seq[InternalRow] = (0 until n).map { i =>
+        val key = if (r.nextInt(10) == 0) null else Integer.valueOf(r.nextInt(distinct))
+        project(InternalRow(key, i.toLong)).copy()
+      }
+      val all = SparkTopK.takeOrdered(rows.iterator, k, ordering).map(_.getLong(1)).toList
+      val threshold = new TopKThreshold(k, ordering)
+      val admitted = rows.iterator.filter { row =>
+        val in = threshold.admits(row)
+        if (in) threshold.offered(row)
+        in
+      }
+      val filtered = SparkTopK.takeOrdered(admitted, k, ordering).map(_.getLong(1)).toList
+      assert(filtered == all, s"seed $seed case $c: $n rows, $distinct keys, k $k, $order")
+    }
+  }
+
+  // ---- differential: task by task against vanilla Spark ----
+
+  private val schema = StructType(Seq(
+    StructField("id", LongType, nullable = false), StructField("k", IntegerType), StructField("d", DoubleType),
+    StructField("s", StringType), StructField("dec", DecimalType(9, 2)), StructField("pad", StringType)))
+
+  private case class Table(dir: String, params: String, keys: Seq[String])
+
+  private def randomTable(r: Random, t: Int): Table = {
+    val rows = 2000 + r.nextInt(6000)
+    val files = 1 + r.nextInt(4)
+    val partitioned = r.nextBoolean()
+    val dictionary = r.nextBoolean()
+    val kRange = if (r.nextBoolean()) 4 else 300
+    val doubles = Array(Double.NaN, -0.0, 0.0, 1.5, Double.NegativeInfinity, Double.PositiveInfinity)
+    val data = (0 until rows).map { i =>
+      Row(i.toLong,
+        if (r.nextInt(8) == 0) null else r.nextInt(kRange),
+        r.nextInt(9) match { case 0 => null; case j if j < 7 => doubles(j - 1); case _ => r.nextInt(50) / 4.0 },
+        if (r.nextInt(10) == 0) null else s"s${r.nextInt(if (kRange == 4) 3 else 60)}",
+        if (r.nextInt(12) == 0) null else java.math.BigDecimal.valueOf(r.nextInt(40).toLong, 1),
+        "x" * r.nextInt(40))
+    }
+    val df0 = spark.createDataFrame(spark.sparkContext.parallelize(data, files), schema)
+    val df = if (partitioned) df0.withColumn("p", (col("id") % 3).cast("int")) else df0
+    val dir = newDir(s"topk-$t")
+    val pageRows = Seq(50, 200, 1000)(r.nextInt(3))
+    val blockBytes = Seq(4096, 16384, 1 << 20)(r.nextInt(3))
+    val w = df.write.option("parquet.block.size", blockBytes.toString)
+      .option("parquet.page.row.count.limit", pageRows.toString)
+      .option("parquet.enable.dictionary", dictionary.toString)
+    if (partitioned) w.partitionBy("p").parquet(dir) else w.parquet(dir)
+    Table(dir, s"$files files, $rows rows, k of $kRange values, pages of $pageRows rows, row groups of " +
+      s"~$blockBytes bytes, dictionary $dictionary, partitioned $partitioned",
+      Seq("k", "d", "s", "dec") ++ (if (partitioned) Seq("p") else Nil))
+  }
+
+  private def orderOf(r: Random, c: String): Column = r.nextInt(4) match {
+    case 0 => col(c).asc
+    case 1 => col(c).asc_nulls_last
+    case 2 => col(c).desc
+    case _ => col(c).desc_nulls_first
+  }
+
+  /** The query's `TakeOrderedAndProject`. */
+  private def topKNode(plan: SparkPlan): TakeOrderedAndProjectExec = {
+    val nodes = collect(plan) { case t: TakeOrderedAndProjectExec => t }
+    assert(nodes.size == 1, s"no single TakeOrderedAndProject:\n$plan")
+    nodes.head
+  }
+
+  /** The rows each task hands to `TakeOrderedAndProject`, rendered, by task. */
+  private def perTask(df: DataFrame, lmspark: Boolean): (SparkPlan, Seq[Seq[String]]) = {
+    val plan = df.queryExecution.executedPlan
+    val t = topKNode(plan)
+    val types = t.child.output.map(_.dataType)
+    val rows =
+      if (lmspark) t.child.execute().mapPartitions(it => Iterator(it.map(TopKSuite.rendered(_, types)).toVector)).collect().toSeq
+      else {
+        val (order, output, limit) = (t.sortOrder, t.child.output, t.limit)
+        t.child.execute().mapPartitions { it =>
+          val ordering = new LazilyGeneratedOrdering(order, output)
+          Iterator(SparkTopK.takeOrdered(it.map(_.copy()), limit, ordering).map(TopKSuite.rendered(_, types)).toVector)
+        }.collect().toSeq
+      }
+    (plan, rows)
+  }
+
+  private def inOrder(rows: Array[Row]): Seq[String] =
+    rows.toSeq.map(_.toSeq.map(LmSparkSession.render).mkString("(", ",", ")"))
+
+  /** Task by task and in the end, lmspark's rows are vanilla's; returns lmspark's top-k scan. */
+  private def checkTopK(query: => DataFrame, context: => String): LmParquetScanExec = {
+    val (_, expected) = withConf("spark.lmspark.enabled" -> "false", "spark.sql.parquet.filterPushdown" -> "false") {
+      perTask(query, lmspark = false)
+    }
+    val expectedRows = withConf("spark.lmspark.enabled" -> "false", "spark.sql.parquet.filterPushdown" -> "false") {
+      inOrder(query.rdd.collect())
+    }
+    val (plan, actual) = perTask(query, lmspark = true)
+    val scan = lmScans(topKNode(plan)) match {
+      case Seq(s) if s.topK => s
+      case _ => fail(s"$context: no top-k scan under TakeOrderedAndProject:\n$plan")
+    }
+    assert(actual.size == expected.size, s"$context: ${actual.size} tasks against ${expected.size}")
+    actual.zip(expected).zipWithIndex.foreach { case ((a, e), task) =>
+      assert(a == e, s"$context: task $task yields\n${a.take(8)}\nSpark's scan and top-k leave\n${e.take(8)}\n$plan")
+    }
+    val actualRows = inOrder(query.rdd.collect())
+    assert(actualRows == expectedRows, s"$context: the query's rows differ\n$plan")
+    scan
+  }
+
+  test("each task yields Spark's per-task top-k of Spark's scan, on random tables, orders and limits") {
+    val r = new Random(seed)
+    for (t <- 0 until 6) {
+      val table = randomTable(r, t)
+      val batchSize = Seq(64, 1000, 4096)(r.nextInt(3))
+      withConf("spark.lmspark.batchSize" -> batchSize.toString) {
+        for (c <- 0 until 8) {
+          val keys = r.shuffle(table.keys).take(1 + r.nextInt(3))
+          val orders = keys.map(orderOf(r, _))
+          val limit = Seq(1, 2, 7, 25, 150, 4000)(r.nextInt(6))
+          val others = r.shuffle(Seq("id", "pad", "s", "dec", "d")).take(1 + r.nextInt(3)).filterNot(keys.contains)
+          val columns = (if (others.isEmpty) Seq("id") else others) ++ (if (r.nextBoolean()) keys else Nil)
+          def q = spark.read.parquet(table.dir).select((columns ++ keys).distinct.map(col): _*).orderBy(orders: _*)
+            .limit(limit).select(columns.distinct.map(col): _*)
+          checkTopK(q, s"seed $seed table ${table.params}, batch $batchSize: columns $columns ORDER BY $orders LIMIT $limit")
+        }
+      }
+    }
+  }
+
+  test("a file handed to Spark's reader: its rows are ranked and read again from every row") {
+    val dir = newDir("topk-f16")
+    HalfFloatFiles.write(dir, "f16", 0, 3000, float16 = true, xOf = i => (i % 37).toInt)
+    HalfFloatFiles.write(dir, "plain", 3000, 6000, float16 = false, xOf = i => (i % 41).toInt)
+    for (order <- Seq(col("x").desc, col("x").asc)) {
+      def q = spark.read.schema(HalfFloatFiles.schema).parquet(dir).orderBy(order).limit(23)
+      val scan = checkTopK(q, s"FLOAT16 file, ORDER BY $order")
+      assert(scan.metrics(LmMetrics.FilesFallback).value >= 1, "no file went to Spark's reader")
+    }
+  }
+
+  // ---- what is read ----
+
+  test("pages: the sort column's, and one page per other column for each row kept") {
+    val dir = newDir("topk-pages")
+    val r = new Random(seed + 1)
+    val n = 20000
+    val data = (0 until n).map(i => Row(i.toLong, r.nextInt(1000000), s"a${r.nextInt()}", s"b${r.nextLong()}"))
+    val pageSchema = StructType(Seq(StructField("id", LongType), StructField("k", IntegerType),
+      StructField("a", StringType), StructField("b", StringType)))
+    spark.createDataFrame(spark.sparkContext.parallelize(data, 1), pageSchema).write
+      .option("parquet.page.row.count.limit", "100").option("parquet.block.size", (1 << 20).toString).parquet(dir)
+    val files = new java.io.File(dir).listFiles().filter(_.getName.endsWith(".parquet"))
+    /** Data pages by column, from parquet-java's offset indexes. */
+    val pages: Map[String, Int] = files.toSeq.flatMap { f =>
+      val reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(f.getAbsolutePath),
+        spark.sessionState.newHadoopConf()))
+      try reader.getFooter.getBlocks.asScala.flatMap(_.getColumns.asScala.map(c =>
+        c.getPath.toDotString -> reader.readOffsetIndex(c).getPageCount))
+      finally reader.close()
+    }.groupBy(_._1).map { case (c, ps) => c -> ps.map(_._2).sum }
+    val limit = 5
+    def q = spark.read.parquet(dir).orderBy(col("k").desc).limit(limit)
+    val scan = checkTopK(q, "pages")
+    val m = scan.metrics
+    val kept = m(LmMetrics.NumOutputRows).value
+    assert(m(LmMetrics.TopKRowsRanked).value == n)
+    assert(kept >= limit && kept <= limit * scan.execute().getNumPartitions)
+    val read = m(LmMetrics.PagesRead).value
+    // Pass 2 reads every column, the sort column too, for the rows kept.
+    assert(read >= pages("k") && read <= pages("k") + kept * pages.size,
+      s"$read pages read; k has ${pages("k")}, ${kept} rows kept, pages by column $pages")
+    val whole = withConf("spark.lmspark.topK.enabled" -> "false") {
+      val plan = executedPlan(q)
+      lmScans(plan).map(_.metrics(LmMetrics.PagesRead).value).sum
+    }
+    assert(whole == pages.values.sum, s"without the top-k, $whole pages read of ${pages.values.sum}")
+  }
+
+  // ---- planning ----
+
+  private def smallTable(): String = {
+    val dir = newDir("topk-small")
+    spark.range(0, 3000).selectExpr("id", "cast(id % 17 as int) as k", "cast(id as string) as v")
+      .write.parquet(dir)
+    dir
+  }
+
+  test("declines show in EXPLAIN, the scan stays as it was, and answers are Spark's") {
+    val dir = smallTable()
+    def declined(q: => DataFrame, why: String): Unit = {
+      val plan = checkSparkAnswerAndLmUsed(q)
+      val scan = lmScans(plan).head
+      assert(!scan.topK && scan.topKNote.exists(_.contains(why)), s"expected a decline for '$why':\n$plan")
+      assert(q.queryExecution.explainString(org.apache.spark.sql.execution.ExplainMode.fromString("simple"))
+        .contains(s"LmTopK: not used: "))
+      assert(withConf("spark.lmspark.enabled" -> "false") { inOrder(q.rdd.collect()) } == inOrder(q.rdd.collect()))
+    }
+    withConf("spark.lmspark.topK.maxRows" -> "10") {
+      declined(spark.read.parquet(dir).orderBy(col("k"), col("id")).limit(11), "above spark.lmspark.topK.maxRows")
+    }
+    declined(spark.read.parquet(dir).orderBy(col("k"), col("id"), col("v")).limit(5), "every column the scan reads")
+  }
+
+  test("the flag turns it off; a filter between keeps it off; EXPLAIN shows it when used") {
+    val dir = smallTable()
+    // `collect()` merges the tasks' top-k in the order they finish, so the order has no ties.
+    def q = spark.read.parquet(dir).orderBy(col("k").desc, col("id")).limit(4)
+    withConf("spark.lmspark.topK.enabled" -> "false") {
+      val scan = lmScans(checkSparkAnswerAndLmUsed(q)).head
+      assert(!scan.topK && scan.topKNote.isEmpty)
+    }
+    val filtered = lmScans(checkSparkAnswerAndLmUsed(spark.read.parquet(dir).where(col("v") =!= "7")
+      .orderBy(col("k").desc, col("id")).limit(4))).head
+    assert(!filtered.topK)
+    assert(q.queryExecution.explainString(org.apache.spark.sql.execution.ExplainMode.fromString("simple"))
+      .contains("LmTopK: each task's top 4 rows by k DESC NULLS LAST, id ASC NULLS FIRST"))
+  }
+
+  test("a top-k scan is not the same scan as a plain one (no exchange reuse across them)") {
+    val dir = smallTable()
+    val plain = lmScans(executedPlan(spark.read.parquet(dir))).head
+    def top = lmScans(executedPlan(spark.read.parquet(dir).orderBy(col("k")).limit(3))).head
+    val (a, b) = (top, top)
+    assert(a.topK && b.topK)
+    assert(a.sameResult(b))
+    assert(!a.sameResult(plain) && !plain.sameResult(a))
+    val other = lmScans(executedPlan(spark.read.parquet(dir).orderBy(col("k")).limit(4))).head
+    assert(!a.sameResult(other))
+  }
+}
+
+object TopKSuite {
+  /** A row's values, rendered to compare (NaN, -0.0 by value). */
+  def rendered(row: InternalRow, types: Seq[DataType]): String =
+    types.indices.map(i => LmSparkSession.render(row.get(i, types(i)))).mkString("(", ",", ")")
+}
