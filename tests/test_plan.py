@@ -8,6 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 import datagen
 import lmspark
@@ -26,6 +27,7 @@ from conftest import (
     executed_plan,
     explain_string,
     fallback_reasons,
+    normalise,
 )
 
 
@@ -357,3 +359,29 @@ def test_no_whole_stage_codegen_with_per_file_fallback(spark, tmp_path, settings
     assert_same_answer_lm_or_fallback(spark, lambda s: s.read.parquet(path), common_conf=settings)
     plain = str(datagen.write(t, tmp_path / "plain.parquet", use_dictionary=False))
     assert_same_answer_lm_or_fallback(spark, lambda s: s.read.parquet(plain), common_conf=settings)
+
+
+# --------------------------------------------------------------------------------------------
+# Top-k: ORDER BY ... LIMIT k straight over the scan
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("column", ["c_int", "c_double", "c_string", "c_date", "c_ts_us", "c_bool"])
+def test_top_k_reads_sort_columns_first_and_answers_as_spark(spark, flat, column):
+    """Over pyarrow's files (three of them, dictionary on and off), ``ORDER BY c LIMIT k`` is read
+    by lmspark's top-k (``LmTopK`` in the plan) and its rows, in order, are vanilla Spark's. The
+    rows are taken through the RDD (Spark's shuffle of the tasks' top-k), whose order is
+    deterministic; ``collect()`` merges the tasks in the order they finish."""
+    orders = (([F.col(column).desc_nulls_last(), F.col("c_long")], 7),
+              ([F.col(column).asc_nulls_first(), F.col("c_long").desc()], 40))
+    for order, limit in orders:
+        def make(s):
+            return s.read.parquet(str(flat)).orderBy(*order).limit(limit)
+        with conf(spark, REFERENCE_CONF):
+            expected = [normalise(tuple(r)) for r in make(spark).rdd.collect()]
+        with conf(spark, LM_CONF):
+            df = make(spark)
+            actual = [normalise(tuple(r)) for r in df.rdd.collect()]
+            plan = executed_plan(df)
+        assert "LmTopK: each task's top" in plan, plan
+        assert actual == expected, f"ORDER BY {order} LIMIT {limit}"
