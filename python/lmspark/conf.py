@@ -92,7 +92,7 @@ PAGE_INDEX_ENABLED = "spark.lmspark.pageIndex.enabled"
 #: Default: true.
 LATE_MATERIALIZATION_ENABLED = "spark.lmspark.lateMaterialization.enabled"
 
-#: Late materialization for `ORDER BY ... LIMIT k` straight over a scan (Spark's `TakeOrderedAndProject`): each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's row order, then reads every other column only for the k rows it kept, fetching only the pages that hold one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have left after its per-task top-k, ties included. EXPLAIN shows `LmTopK`.
+#: Late materialization for `ORDER BY ... LIMIT k` straight over a scan of local or HDFS files (Spark's `TakeOrderedAndProject`): each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's row order, then reads every other column only for the k rows it kept, fetching only the pages that hold one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have left after its per-task top-k, ties included. EXPLAIN shows `LmTopK`.
 #: Default: true.
 TOP_K_ENABLED = "spark.lmspark.topK.enabled"
 

@@ -69,6 +69,14 @@ object TopKRule {
     else if (options.ignoreCorruptFiles || options.ignoreMissingFiles)
       Some("ignoreCorruptFiles or ignoreMissingFiles is on (Spark's file scan skips those files)")
     else if (dataColumns.forall(sortColumns.contains)) Some("every column the scan reads is a sort column")
-    else None
+    else remoteScheme(s).map(scheme => s"the table is on $scheme:, an object store, where the second pass's round " +
+      "trips are not measured yet")
   }
+
+  /** File systems where a request costs little beside the bytes it reads (local disk, HDFS). */
+  private val NearSchemes = Set("file", "hdfs", "viewfs")
+
+  /** The scheme of the first of the table's root paths on another file system (an object store), if any. */
+  private def remoteScheme(s: LmParquetScanExec): Option[String] =
+    s.relation.location.rootPaths.map(p => Option(p.toUri.getScheme).getOrElse("file")).find(!NearSchemes(_))
 }
