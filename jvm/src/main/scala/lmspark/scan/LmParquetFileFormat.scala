@@ -12,7 +12,6 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
-import org.apache.spark.util.SerializableConfiguration
 
 import lmspark.LmConf
 import lmspark.meta.FooterReader
@@ -26,8 +25,9 @@ import lmspark.shim.SparkInternals
  *
  * For each file split it reads the footer and builds a [[FileReadPlan]]. If lmspark can read the
  * file, [[FileBatchReader]] reads it; otherwise the file goes to Spark's own vectorized reader
- * (built here without filter pushdown, so it does not trust file statistics either), and the
- * `filesFallback` metric counts it. Either way the query is answered. `predicate` is the scan's
+ * (built without filter pushdown, so it does not trust file statistics either), and the
+ * `filesFallback` metric counts it. [[ReaderSetups]] reuses Spark's reader and the broadcast
+ * configuration across queries. Either way the query is answered. `predicate` is the scan's
  * translated `dataFilters`; lmspark's reader uses it only to skip row groups and pages that
  * provably hold no passing row. `unreadFields` are the nested columns' struct fields the plan never
  * reads ([[ScanSettings]]).
@@ -68,13 +68,13 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       hadoopConf: Configuration): (PartitionedFile, WantedRows) => SplitRead = {
     // lmspark always returns batches, whatever the wrapped scan asked for (it asks for rows when
     // whole-stage codegen is off or the schema is wide), so Spark's reader must return batches too.
-    val sparkReader = super.buildReaderWithPartitionValues(sparkSession, dataSchema,
-      partitionSchema, requiredSchema, Nil, options + (FileFormat.OPTION_RETURNING_BATCH -> "true"),
-      new Configuration(hadoopConf))
+    val confEntries = ReaderSetups.entriesOf(hadoopConf)
+    val sparkReader = ReaderSetups.sparkReader(sparkSession, dataSchema, partitionSchema, requiredSchema,
+      options + (FileFormat.OPTION_RETURNING_BATCH -> "true"), hadoopConf, confEntries)
 
     val sqlConf = sparkSession.sessionState.conf
     val settings = ScanSettings.of(sqlConf, options, requiredSchema, partitionSchema, predicate, unreadFields)
-    val confBroadcast = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
+    val confBroadcast = ReaderSetups.hadoopConf(sparkSession, hadoopConf, confEntries)
     val scanMetrics = metrics
     val reasons = fileFallbackReasons
 

@@ -1,6 +1,6 @@
 package lmspark.scan
 
-import java.util.concurrent.{Callable, Executors, ThreadFactory}
+import java.util.concurrent.{Callable, LinkedBlockingQueue, ThreadFactory, ThreadPoolExecutor, TimeUnit}
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -21,7 +21,7 @@ import lmspark.predicate.Predicate
  * ([[StatisticsProof]], the reader's own first proof), or the split holds no row group.
  *
  * It decides from footers alone: those the driver's [[MetadataCache]] holds, and, when at most
- * `maxFooterReads` of the scan's files are not cached, those it reads (8 at a time, through the
+ * `maxFooterReads` of the scan's files are not cached, those it reads (8 at a time in the JVM, through the
  * cache, so the tasks of a local session find them). With the cache off it reads none (each kept
  * split's task would read its footer again). A split is kept whenever anything stands in
  * the way of a proof: a footer that cannot be read or checked, a file lmspark would hand to
@@ -82,12 +82,20 @@ object SplitPruner extends Logging {
     def one(id: FileId): Option[FileOutcome] = SQLConf.withExistingConf(sqlConf)(decide(id, byFile(id), settings, conf))
     if (files.size <= 1) files.flatMap(one)
     else {
-      val pool = Executors.newFixedThreadPool(math.min(ReadThreads, files.size), DaemonThreads)
-      try {
-        val futures = files.map(id => pool.submit(new Callable[Option[FileOutcome]] { def call() = one(id) }))
-        futures.flatMap(_.get())
-      } finally pool.shutdownNow()
+      val futures = files.map(id => readers.submit(new Callable[Option[FileOutcome]] { def call() = one(id) }))
+      try futures.flatMap(_.get())
+      finally futures.foreach(_.cancel(true))
     }
+  }
+
+  /** The threads that read and decide footers, shared by the scans of the JVM: at most
+    * [[ReadThreads]], each ended after a minute idle. (A pool made per scan cost a repeated point
+    * query about 5 ms of thread starts.) */
+  private lazy val readers: ThreadPoolExecutor = {
+    val pool = new ThreadPoolExecutor(ReadThreads, ReadThreads, 60L, TimeUnit.SECONDS,
+      new LinkedBlockingQueue[Runnable](), DaemonThreads)
+    pool.allowCoreThreadTimeOut(true)
+    pool
   }
 
   /** What a file's footer proves for one scan: for each row group of the footer, whether its
