@@ -92,13 +92,17 @@ PAGE_INDEX_ENABLED = "spark.lmspark.pageIndex.enabled"
 #: Default: true.
 LATE_MATERIALIZATION_ENABLED = "spark.lmspark.lateMaterialization.enabled"
 
-#: Late materialization for `ORDER BY ... LIMIT k` straight over a scan of local or HDFS files (Spark's `TakeOrderedAndProject`): each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's row order, then reads every other column only for the k rows it kept, fetching only the pages that hold one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have left after its per-task top-k, ties included. EXPLAIN shows `LmTopK`.
+#: Late materialization for `ORDER BY ... LIMIT k` straight over a scan (Spark's `TakeOrderedAndProject`): each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's row order, then reads every other column only for the k rows it kept, fetching only the pages that hold one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have left after its per-task top-k, ties included. EXPLAIN shows `LmTopK`.
 #: Default: true.
 TOP_K_ENABLED = "spark.lmspark.topK.enabled"
 
 #: The largest `LIMIT` (with its `OFFSET`) read by `spark.lmspark.topK.enabled`; a larger one reads every column of every row, as without it.
 #: Default: 10000.
 TOP_K_MAX_ROWS = "spark.lmspark.topK.maxRows"
+
+#: On an object store (any file system but local files, HDFS and viewfs), `spark.lmspark.topK.enabled` applies only to tables of at least this many bytes: its second pass costs a few round trips more (each split's footer, page indexes and the kept rows' pages, fetched together), which reading the other columns of a small table whole costs less than. 0: every table.
+#: Default: 67108864.
+TOP_K_OBJECT_STORE_MIN_BYTES = "spark.lmspark.topK.objectStoreMinBytes"
 
 #: Evaluate filters on dictionary-encoded batches once per dictionary entry, then test each row's id against the resulting bitmap, instead of comparing every row's value.
 #: Default: true.
@@ -155,6 +159,7 @@ DEFAULTS = {
     "spark.lmspark.lateMaterialization.enabled": "true",
     "spark.lmspark.topK.enabled": "true",
     "spark.lmspark.topK.maxRows": "10000",
+    "spark.lmspark.topK.objectStoreMinBytes": "67108864",
     "spark.lmspark.dictionaryPredicates.enabled": "true",
     "spark.lmspark.predicateCache.maxBytes": "67108864",
     "spark.lmspark.lateMaterialization.denseFraction": "0.5",

@@ -230,7 +230,7 @@ object LmConf {
       "false, row groups are read whole (within the page-index selection) and Spark's Filter does the rest.")
 
   val TOP_K: Entry[Boolean] = bool("spark.lmspark.topK.enabled", default = true, "pipeline",
-    "Late materialization for `ORDER BY ... LIMIT k` straight over a scan of local or HDFS files (Spark's " +
+    "Late materialization for `ORDER BY ... LIMIT k` straight over a scan (Spark's " +
       "`TakeOrderedAndProject`): " +
       "each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's " +
       "row order, then reads every other column only for the k rows it kept, fetching only the pages that hold " +
@@ -240,6 +240,13 @@ object LmConf {
   val TOP_K_MAX_ROWS: Entry[Int] = int("spark.lmspark.topK.maxRows", default = 10000, "pipeline",
     "The largest `LIMIT` (with its `OFFSET`) read by `spark.lmspark.topK.enabled`; a larger one reads every " +
       "column of every row, as without it.", min = 1)
+
+  val TOP_K_OBJECT_STORE_MIN_BYTES: Entry[Long] = bytes("spark.lmspark.topK.objectStoreMinBytes", default = 64L << 20,
+    "pipeline",
+    "On an object store (any file system but local files, HDFS and viewfs), `spark.lmspark.topK.enabled` " +
+      "applies only to tables of at least this many bytes: its second pass costs a few round trips more " +
+      "(each split's footer, page indexes and the kept rows' pages, fetched together), which reading the " +
+      "other columns of a small table whole costs less than. 0: every table.", min = 0)
 
   val DICTIONARY_PREDICATES: Entry[Boolean] = bool("spark.lmspark.dictionaryPredicates.enabled", default = true, "pipeline",
     "Evaluate filters on dictionary-encoded batches once per dictionary entry, then test each row's id " +

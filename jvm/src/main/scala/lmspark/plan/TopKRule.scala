@@ -69,14 +69,21 @@ object TopKRule {
     else if (options.ignoreCorruptFiles || options.ignoreMissingFiles)
       Some("ignoreCorruptFiles or ignoreMissingFiles is on (Spark's file scan skips those files)")
     else if (dataColumns.forall(sortColumns.contains)) Some("every column the scan reads is a sort column")
-    else remoteScheme(s).map(scheme => s"the table is on $scheme:, an object store, where the second pass's round " +
-      "trips are not measured yet")
+    else smallOnObjectStore(s, conf)
   }
 
   /** File systems where a request costs little beside the bytes it reads (local disk, HDFS). */
   private val NearSchemes = Set("file", "hdfs", "viewfs")
 
-  /** The scheme of the first of the table's root paths on another file system (an object store), if any. */
-  private def remoteScheme(s: LmParquetScanExec): Option[String] =
-    s.relation.location.rootPaths.map(p => Option(p.toUri.getScheme).getOrElse("file")).find(!NearSchemes(_))
+  /** Why a table on an object store is too small for the second pass's round trips, if it is. */
+  private def smallOnObjectStore(s: LmParquetScanExec, conf: SQLConf): Option[String] = {
+    val min = LmConf.TOP_K_OBJECT_STORE_MIN_BYTES.get(conf)
+    val far = s.relation.location.rootPaths.map(p => Option(p.toUri.getScheme).getOrElse("file")).find(!NearSchemes(_))
+    far.flatMap { scheme =>
+      val size = s.relation.location.sizeInBytes
+      if (size >= min) None
+      else Some(s"the table is on $scheme:, an object store, and its $size bytes are below " +
+        s"${LmConf.TOP_K_OBJECT_STORE_MIN_BYTES.key} ($min): the second pass's round trips would cost more than they save")
+    }
+  }
 }

@@ -39,7 +39,8 @@ import lmspark.shim.SparkInternals
  * is done.
  *
  * Given `wanted` rows (a top-k's), it yields those rows only, with no predicate: row groups
- * holding none are not read, and in the others only the pages holding one are fetched.
+ * holding none are not read, and in the others only the pages holding one are fetched, for all of
+ * them in one call when it opens the first row group.
  *
  * Invariants: one batch and its vectors are reused for the whole file, so a batch is valid only
  * until the next call to `next()`; constant vectors (missing columns, partition values) are filled
@@ -112,6 +113,8 @@ final class FileBatchReader(
   private var nextBlockStart = 0L
   /** Rows the current row group still yields (its selected rows, when it has a selection). */
   private var rowsLeftInGroup = 0L
+  /** Whether a read of wanted rows has fetched its row groups' pages ([[RowGroupStages.prefetchWanted]]). */
+  private var wantedFetched = false
   private var closed = false
 
   /** The task's SQL conf, made current (`withExistingConf`) around every call: each column vector
@@ -157,9 +160,13 @@ final class FileBatchReader(
     refetch = Map.empty
     var materializing = false
     val decision: RowGroupDecision =
-      if (wanted != null) wanted.within(blockStart, block.getRowCount) match {
-        case None => return // no wanted row: the row group is not read
-        case Some(rows) => RowGroupDecision.Read(guarded { pruner.selectRows(block, blockIndex, rows) })
+      if (wanted != null) {
+        if (!wantedFetched) { wantedFetched = true; stages.prefetchWanted(wanted) }
+        wanted.within(blockStart, block.getRowCount) match {
+          case None => return // no wanted row: the row group is not read
+          case Some(rows) => stages.takeAhead(blockIndex)
+            .getOrElse(RowGroupDecision.Read(guarded { pruner.selectRows(block, blockIndex, rows) }))
+        }
       }
       else stages.takeAhead(blockIndex).getOrElse(guarded { stages.decide(block, blockIndex) })
     val rowGroup = decision match {
@@ -231,7 +238,7 @@ final class FileBatchReader(
     cachedColumns = Map.empty
     rowsLeftInGroup = batches.start(readers, fromCache, rowGroup.selection, block.getRowCount, materializing)
     metrics.rowGroupsRead += 1
-    // A read of wanted rows fetches each row group's few pages when it gets there.
+    // A read of wanted rows fetched its row groups' pages together when it opened the first.
     if (wanted == null) stages.prefetchNext(nextBlock, filtersOf, filters => lm.likelyWhole(filters.keys, outputOnly))
   }
 

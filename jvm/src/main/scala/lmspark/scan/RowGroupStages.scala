@@ -12,8 +12,9 @@ import lmspark.predicate.Predicate
 /** The I/O stages of one split's row groups: what a row group's first stage fetches (its filtered
   * columns, or all of them when it is read whole or its candidate pages are few), the stage after
   * it, how a stage's requests are spread, and what is fetched ahead while a row group decodes (the
-  * next one decided and its first stage; without a predicate, the following row groups together),
-  * within the prefetch bounds. It holds the current row group's fetches until [[release]].
+  * next one decided and its first stage; without a predicate, the following row groups together;
+  * for a read of wanted rows, all its row groups' pages at once), within the prefetch bounds. It
+  * holds the current row group's fetches until [[release]].
   *
   * Invariants: `ahead` holds the decisions and first-stage fetches of row groups not opened yet;
   * `stageFetches` those of the current row group. Not thread-safe. */
@@ -124,6 +125,45 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
       picked.foreach { case (i, p, _) => ahead(i) = (RowGroupDecision.Read(p), if (i == last) List(fetch) else Nil) }
     }
   }
+
+  /** A read of `wanted` rows (a top-k's second pass): every row group holding one, its pages
+    * decided and fetched now, in one call (one round trip for the split, not one per row group in
+    * turn), as many row groups as the request and byte bounds allow; the others, and one whose
+    * decision fails (it fails again in its turn, with the error named there), are fetched when
+    * reached. Each row group's bytes are released when it is done. */
+  def prefetchWanted(wanted: WantedRows): Unit =
+    if (settings.prefetchMaxRequests > 0 && file.stream.maxBytes > 0) {
+      val room = file.stream.maxBytes - file.stream.bytesHeld
+      val picked = scala.collection.mutable.ArrayBuffer.empty[(Int, RowGroupPlan, Seq[lmspark.io.ByteRange])]
+      var requests = 0
+      var bytes = 0L
+      var start = 0L
+      var j = 0
+      var more = true
+      while (more && j < blocks.size()) {
+        val block = blocks.get(j)
+        wanted.within(start, block.getRowCount).foreach { rows =>
+          val p = try Some(pruner.selectRows(block, j, rows)) catch { case NonFatal(_) => None }
+          more = p.exists { p =>
+            val cols = leaves(p, present.toSeq)
+            val (r, b) = sources.cost(block, p, cols)
+            val fits = requests + r <= settings.prefetchMaxRequests && bytes + b <= room
+            if (fits) {
+              picked += ((j, p, sources.ranges(block, p, cols)))
+              requests += r
+              bytes += b
+            }
+            fits
+          }
+        }
+        start += block.getRowCount
+        j += 1
+      }
+      if (picked.nonEmpty) {
+        val fetches = file.stream.fetchAll(picked.map(_._3).toSeq, settings.maxCoalesceGap)
+        picked.zip(fetches).foreach { case ((i, p, _), f) => ahead(i) = (RowGroupDecision.Read(p), List(f)) }
+      }
+    }
 
   /** The next row group, decided now, and its first stage fetched ([[firstStage]]). */
   private def prefetchOne(nextBlock: Int, filtersOf: RowGroupPlan => Map[Int, Predicate],

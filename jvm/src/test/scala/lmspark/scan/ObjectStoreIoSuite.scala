@@ -7,6 +7,7 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.functions._
 import org.scalatest.funsuite.AnyFunSuite
 
+import lmspark.LmConf
 import lmspark.plan.LmMetrics
 import lmspark.testutil.{LmSparkSession, SimulatedStore}
 
@@ -98,9 +99,33 @@ class ObjectStoreIoSuite extends AnyFunSuite with LmSparkSession {
   test("a full scan and an aggregate: no more requests than vanilla") {
     val (lm1, v1, _) = measure(_.select(sum("v"), count("s"), max("d")))
     val (lm2, v2, plan) = measure(_.orderBy(col("d").desc, col("id")).limit(10))
-    // The top-k's second pass costs round trips that are not measured on object stores yet.
-    assert(lmScans(plan).forall(s => !s.topK && s.topKNote.exists(_.contains("an object store"))), plan.toString)
+    // A table this small is read whole: the top-k's second pass would add round trips.
+    assert(lmScans(plan).forall(s => !s.topK && s.topKNote.exists(_.contains(LmConf.TOP_K_OBJECT_STORE_MIN_BYTES.key))),
+      plan.toString)
     info(s"aggregate: lmspark $lm1, vanilla $v1; top-n: lmspark $lm2, vanilla $v2")
+  }
+
+  test("a top-k on an object store: its second pass fetches the kept rows of every row group in one round trip") {
+    withConf(LmConf.TOP_K_OBJECT_STORE_MIN_BYTES.key -> "0") {
+      val topN = (t: DataFrame) => t.orderBy(col("d").desc, col("id")).limit(10)
+      checkSparkAnswerAndLmUsed(topN(table))
+      val (lm, plan) = requests(topN(table))
+      val scan = lmScans(plan) match { case Seq(s) => s; case other => fail(s"one scan expected: $other\n$plan") }
+      assert(scan.topK, plan.toString)
+      // The first pass is a scan of the sort columns alone (which is not ranked: it reads nothing else).
+      val (sortOnly, sortPlan) = requests(topN(table.select("d", "id")))
+      assert(lmScans(sortPlan).forall(!_.topK), sortPlan.toString)
+      val trips = metric(plan, LmMetrics.IoRoundTrips)
+      val firstPass = metric(sortPlan, LmMetrics.IoRoundTrips)
+      // The kept rows lie in several row groups, and the second pass still takes three round trips:
+      // the footer and the page indexes (the metadata cache is off), then the pages of every row
+      // group together (one per row group before).
+      val groups = metric(plan, LmMetrics.RowGroupsRead) - metric(sortPlan, LmMetrics.RowGroupsRead)
+      assert(groups >= 2, s"the kept rows lie in $groups row groups\n$plan")
+      assert(trips <= firstPass + 3, s"$trips round trips, $firstPass for the first pass alone\n$plan")
+      info(s"top-n: $trips round trips and $lm requests; the sort columns alone $firstPass and $sortOnly; " +
+        s"the second pass read $groups row groups")
+    }
   }
 
   test("with vectored reads and prefetch off, answers stay the same") {
