@@ -58,15 +58,23 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
       (i, d, p.fetches(i))
     }
 
-  /** The columns a row group's first fetch takes: all of them when it is decoded whole, or when
-    * the page index left few candidate pages (`singleStageMaxBytes` over all columns: one round trip
-    * instead of two, its requests [[spread]]); else the filtered columns. */
+  /** The columns a row group's first fetch takes: all of them when it is decoded whole, when the
+    * page index left few candidate pages (`singleStageMaxBytes` over all columns: one round trip
+    * instead of two, its requests [[spread]]), or when the other columns' candidate pages are no
+    * more bytes than a round trip is worth (`maxCoalesceGap`, the gap read through rather than
+    * split into two requests: reading them with the filtered columns saves the second stage's
+    * round trip); else the filtered columns. */
   private def firstStage(block: BlockMetaData, p: RowGroupPlan, filters: Map[Int, Predicate],
       whole: Boolean): Stage = {
     val all = leaves(p, present.toSeq)
     val few = p.selection.isDefined && sources.cost(block, p, all)._2 <= settings.singleStageMaxBytes
     if (filters.isEmpty || whole || few) new Stage(all, if (few) spread else FetchingStream.Spread.No)
-    else new Stage(leaves(p, filters.keys), FetchingStream.Spread.No)
+    else {
+      val filtered = leaves(p, filters.keys)
+      val others = all.filterNot(filtered.contains)
+      val small = file.stream.maxBytes > 0 && sources.cost(block, p, others)._2 <= settings.maxCoalesceGap
+      new Stage(if (small) all else filtered, FetchingStream.Spread.No)
+    }
   }
 
   /** How a row group's few candidate pages are cut into parallel pieces: each its own call when
@@ -82,14 +90,28 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
     def fetch(block: BlockMetaData, p: RowGroupPlan): FetchingStream.Fetch = sources.fetch(block, p, columns, cut)
   }
 
-  /** Fetches ahead while the current row group decodes: the next one decided and its first stage
-    * ([[firstStage]], whole when the split's row groups have been decoded whole lately), within
-    * `prefetchMaxRequests` requests and the bytes a task may hold. A failed decision is left for
-    * its turn, which fails the same way. */
+  /** Fetches ahead while the current row group decodes: the next [[RowGroupStages.AheadRowGroups]]
+    * row groups to read decided and their first stages fetched ([[firstStage]], whole when the
+    * split's row groups have been decoded whole lately), each within `prefetchMaxRequests` requests,
+    * all within the bytes a task may hold. A failed decision is left for its turn, which fails the
+    * same way, and nothing past it is fetched ahead. */
   def prefetchNext(nextBlock: Int, filtersOf: RowGroupPlan => Map[Int, Predicate],
       likelyWhole: Map[Int, Predicate] => Boolean): Unit =
     if (settings.prefetchMaxRequests > 0 && file.stream.maxBytes > 0) {
-      if (pruner == null) prefetchWhole(nextBlock) else prefetchOne(nextBlock, filtersOf, likelyWhole)
+      if (pruner == null) prefetchWhole(nextBlock)
+      else {
+        var j = nextBlock
+        var read = 0
+        var more = true
+        while (more && j < blocks.size() && read < RowGroupStages.AheadRowGroups) {
+          prefetchOne(j, filtersOf, likelyWhole) match {
+            case Some(true) => read += 1
+            case Some(false) => // pruned or empty: nothing to fetch, look further
+            case None => more = false
+          }
+          j += 1
+        }
+      }
     }
 
   /** Without a predicate every row group is read whole: the following row groups not fetched yet
@@ -165,14 +187,17 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
       }
     }
 
-  /** The next row group, decided now, and its first stage fetched ([[firstStage]]). */
-  private def prefetchOne(nextBlock: Int, filtersOf: RowGroupPlan => Map[Int, Predicate],
-      likelyWhole: Map[Int, Predicate] => Boolean): Unit = {
-    if (nextBlock >= blocks.size() || ahead.contains(nextBlock)) return
-    val block = blocks.get(nextBlock)
-    if (block.getRowCount == 0) return
-    val decided = try Some(decideHolding(block, nextBlock)) catch { case NonFatal(_) => None }
-    if (decided.isEmpty) return
+  /** Row group `j`, decided now, and its first stage fetched ([[firstStage]]): Some(true) when it
+    * is read and its first stage is held (now or before), Some(false) when there is nothing to
+    * fetch for it (no rows, or pruned), None when its decision failed or its first stage is past
+    * the bounds (it is fetched in its turn). */
+  private def prefetchOne(j: Int, filtersOf: RowGroupPlan => Map[Int, Predicate],
+      likelyWhole: Map[Int, Predicate] => Boolean): Option[Boolean] = {
+    if (ahead.contains(j)) return Some(ahead(j)._1.isInstanceOf[RowGroupDecision.Read])
+    val block = blocks.get(j)
+    if (block.getRowCount == 0) return Some(false)
+    val decided = try Some(decideHolding(block, j)) catch { case NonFatal(_) => None }
+    if (decided.isEmpty) return None
     val (decision, held) = decided.get
     val fetch = decision match {
       case RowGroupDecision.Read(p) =>
@@ -180,11 +205,12 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
         val first = firstStage(block, p, filters, whole = filters.nonEmpty && likelyWhole(filters))
         val (requests, bytes) = sources.cost(block, p, first.columns)
         if (requests <= settings.prefetchMaxRequests && bytes <= file.stream.maxBytes - file.stream.bytesHeld)
-          first.fetch(block, p)
-        else FetchingStream.Fetch.Empty
-      case _ => FetchingStream.Fetch.Empty
+          Some(first.fetch(block, p))
+        else None
+      case _ => Some(FetchingStream.Fetch.Empty)
     }
-    ahead(nextBlock) = (decision, List(held, fetch))
+    ahead(j) = (decision, List(held, fetch.getOrElse(FetchingStream.Fetch.Empty)))
+    fetch.map(_ => decision.isInstanceOf[RowGroupDecision.Read])
   }
 
   /** A row group's decision made ahead ([[prefetchNext]]), its fetch now the row group's; None when
@@ -207,4 +233,12 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
 
   /** Releases the current row group's fetches. */
   def release(): Unit = { stageFetches.foreach(_.release()); stageFetches = Nil }
+}
+
+private[scan] object RowGroupStages {
+
+  /** Row groups to read whose first stages are fetched ahead: a round trip to an object store
+    * (tens of milliseconds) takes several times a row group's decoding, so with one in flight the
+    * task would wait on each. */
+  val AheadRowGroups: Int = 4
 }

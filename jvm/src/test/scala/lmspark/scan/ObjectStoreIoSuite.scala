@@ -2,6 +2,8 @@ package lmspark.scan
 
 import java.io.File
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.functions._
@@ -125,6 +127,46 @@ class ObjectStoreIoSuite extends AnyFunSuite with LmSparkSession {
       assert(trips <= firstPass + 3, s"$trips round trips, $firstPass for the first pass alone\n$plan")
       info(s"top-n: $trips round trips and $lm requests; the sort columns alone $firstPass and $sortOnly; " +
         s"the second pass read $groups row groups")
+    }
+  }
+
+  test("a row group read filter-first whose other columns are small: one round trip, not two") {
+    val q = (t: DataFrame) => t.where(col("d") < 50.0).select("k")
+    checkSparkAnswerAndLmUsed(q(table))
+    val (_, plan) = requests(q(table))
+    // With no gap read through, the other column's pages are a second stage, fetched after the pass.
+    val (_, twoStages) = withConf(LmConf.IO_MAX_COALESCE_GAP.key -> "0")(requests(q(table)))
+    val late = metric(plan, LmMetrics.RowGroupsLate)
+    assert(late == 4 && metric(twoStages, LmMetrics.RowGroupsLate) == 4, plan.toString)
+    assert(metric(twoStages, LmMetrics.IoRoundTrips) - metric(plan, LmMetrics.IoRoundTrips) == late,
+      s"round trips: ${metric(plan, LmMetrics.IoRoundTrips)}, two stages ${metric(twoStages, LmMetrics.IoRoundTrips)}")
+  }
+
+  test("a filter-first read fetches the next row groups' first stages while one decodes") {
+    val eight = lmspark.testutil.SortedKeyTable.write(spark, newDir("eight"), rows, 5000, rowGroups = 8)
+    val path = "simstore://" + eight.getAbsolutePath
+    // Two stages in every row group (no gap read through, no single stage): `d`, then `s`.
+    withConf(LmConf.IO_MAX_COALESCE_GAP.key -> "0", LmConf.IO_SINGLE_STAGE_MAX_BYTES.key -> "0") {
+      def q = spark.read.parquet(path).where(col("d") < 50.0).select("s")
+      checkSparkAnswerAndLmUsed(q)
+      val (_, plan) = requests(q)
+      assert(metric(plan, LmMetrics.RowGroupsLate) == 8, plan.toString)
+      val asked = SimulatedStore.asked.asScala.toIndexedSeq
+      val footer = org.apache.parquet.hadoop.ParquetFileReader.open(
+        org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(new org.apache.hadoop.fs.Path(eight.toURI),
+          spark.sessionState.newHadoopConf())).getFooter
+      /** The first range asked for in row group `rg`'s chunk of `column`. */
+      def firstAsked(rg: Int, column: String): Int = {
+        val c = footer.getBlocks.get(rg).getColumns.asScala.find(_.getPath.toDotString == column).get
+        val i = asked.indexWhere { case (o, n) => o < c.getStartingPos + c.getTotalSize && o + n > c.getStartingPos }
+        assert(i >= 0, s"row group $rg's $column was never asked for")
+        i
+      }
+      // Ahead of the second stage of row group r + 1, the first stages of row groups up to r + 4.
+      (0 to 3).foreach { r =>
+        assert(firstAsked(r + 4, "d") < firstAsked(r + 1, "s"),
+          s"row group ${r + 4}'s filter column asked for after row group ${r + 1}'s output column")
+      }
     }
   }
 

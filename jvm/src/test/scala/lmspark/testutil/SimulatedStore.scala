@@ -41,8 +41,11 @@ object SimulatedStore {
   val requests = new AtomicLong
   val bytes = new AtomicLong
   val vectoredCalls = new AtomicLong
+  /** Every range asked for (offset, length), in the order asked: a vectored call's ranges when the
+    * call is made, a positioned read's when it starts a new request. */
+  val asked = new java.util.concurrent.ConcurrentLinkedQueue[(Long, Int)]
 
-  def reset(): Unit = { requests.set(0); bytes.set(0); vectoredCalls.set(0) }
+  def reset(): Unit = { requests.set(0); bytes.set(0); vectoredCalls.set(0); asked.clear() }
 
   def conf(latencyMs: Double = 20.0, mbPerSec: Double = 100.0): Map[String, String] = Map(
     "spark.hadoop.fs.simstore.impl" -> classOf[SimulatedStoreFileSystem].getName,
@@ -96,6 +99,7 @@ class SimulatedStoreStream(file: RandomAccessFile, val model: SimulatedStore.Mod
     if (len == 0) return 0
     if (position >= length) return -1
     val n = math.min(len.toLong, length - position).toInt
+    if (position != lastEnd) SimulatedStore.asked.add((position, n))
     SimulatedStore.charge(model, n, newRequest = position != lastEnd)
     readAt(position, b, off, n)
     lastEnd = position + n

@@ -30,6 +30,7 @@ object SimulatedStreams {
 
     override def readVectored(ranges: java.util.List[_ <: FileRange], allocate: IntFunction[ByteBuffer]): Unit = {
       SimulatedStore.vectoredCalls.incrementAndGet()
+      ranges.asScala.foreach(r => SimulatedStore.asked.add((r.getOffset, r.getLength)))
       ranges.asScala.foreach(_.setData(new java.util.concurrent.CompletableFuture[ByteBuffer]))
       val sorted = ranges.asScala.toSeq.sortBy(_.getOffset).asJava
       val merged = VectoredReadUtils.mergeSortedRanges(sorted, 1, MinSeek, MaxMerged).asScala.toIndexedSeq
