@@ -16,7 +16,7 @@ SELECTION_POLICY = "spark.lmspark.selection.policy"
 #: Default: 11.
 SELECTION_THRESHOLD = "spark.lmspark.selection.threshold"
 
-#: Largest gap in bytes between two needed byte ranges (pages of a chunk, or the chunks, pages and metadata one read stage fetches) that is read through rather than split into two requests. A stage fetched in one vectored read, whose ranges go out in parallel, reads through at most 128 KiB.
+#: Largest gap in bytes between two needed byte ranges (pages of a chunk, or the chunks, pages and metadata one read stage fetches) that is read through rather than split into two requests. A stage fetched in one vectored read, whose ranges go out in parallel, reads through at most 128 KiB. On an object store, a row group read filter-first whose other columns' candidate pages weigh at most this many bytes fetches them with its filtered columns (one round trip instead of two).
 #: Default: 1048576.
 IO_MAX_COALESCE_GAP = "spark.lmspark.io.maxCoalesceGap"
 
@@ -24,11 +24,11 @@ IO_MAX_COALESCE_GAP = "spark.lmspark.io.maxCoalesceGap"
 #: Default: true.
 IO_VECTORED_ENABLED = "spark.lmspark.io.vectored.enabled"
 
-#: Most bytes a task holds fetched ahead of need (a stage's ranges, and the next row group's first stage while the current one decodes). Ranges past it are read when needed; 0 fetches nothing ahead. Files on the local file system (file:) are never fetched ahead.
+#: Most bytes a task holds fetched ahead of need (a stage's ranges, and the first stages of the next four row groups to read while the current one decodes). Ranges past it are read when needed; 0 fetches nothing ahead. Files on the local file system (file:) are never fetched ahead.
 #: Default: 67108864.
 IO_PREFETCH_MAX_BYTES = "spark.lmspark.io.prefetch.maxBytes"
 
-#: Most requests (merged ranges) fetched for the next row group while the current one decodes; a next row group needing more is fetched when it is reached. 0 turns that prefetch off.
+#: Most requests (merged ranges) fetched for each of the next row groups while the current one decodes; a row group needing more is fetched when it is reached, and none after it ahead. 0 turns that prefetch off.
 #: Default: 64.
 IO_PREFETCH_MAX_REQUESTS = "spark.lmspark.io.prefetch.maxRequests"
 

@@ -134,7 +134,9 @@ object LmConf {
   val IO_MAX_COALESCE_GAP: Entry[Int] = intBytes("spark.lmspark.io.maxCoalesceGap", default = 1 << 20, "io",
     "Largest gap in bytes between two needed byte ranges (pages of a chunk, or the chunks, pages and " +
       "metadata one read stage fetches) that is read through rather than split into two requests. A stage " +
-      "fetched in one vectored read, whose ranges go out in parallel, reads through at most 128 KiB.", min = 0)
+      "fetched in one vectored read, whose ranges go out in parallel, reads through at most 128 KiB. On an " +
+      "object store, a row group read filter-first whose other columns' candidate pages weigh at most this " +
+      "many bytes fetches them with its filtered columns (one round trip instead of two).", min = 0)
 
   val IO_VECTORED: Entry[Boolean] = bool("spark.lmspark.io.vectored.enabled", default = true, "io",
     "Fetch each read stage's byte ranges (the chunks or surviving pages of the columns a stage reads, the " +
@@ -143,13 +145,15 @@ object LmConf {
       "reads (Spark 3.5's Hadoop), each merged range is one positioned read.")
 
   val IO_PREFETCH_MAX_BYTES: Entry[Long] = bytes("spark.lmspark.io.prefetch.maxBytes", default = 64L << 20, "io",
-    "Most bytes a task holds fetched ahead of need (a stage's ranges, and the next row group's first " +
-      "stage while the current one decodes). Ranges past it are read when needed; 0 fetches nothing ahead. " +
+    "Most bytes a task holds fetched ahead of need (a stage's ranges, and the first stages of the next " +
+      "four row groups to read while the current one decodes). Ranges past it are read when needed; 0 " +
+      "fetches nothing ahead. " +
       "Files on the local file system (file:) are never fetched ahead.", min = 0L)
 
   val IO_PREFETCH_MAX_REQUESTS: Entry[Int] = int("spark.lmspark.io.prefetch.maxRequests", default = 64, "io",
-    "Most requests (merged ranges) fetched for the next row group while the current one decodes; a " +
-      "next row group needing more is fetched when it is reached. 0 turns that prefetch off.", min = 0)
+    "Most requests (merged ranges) fetched for each of the next row groups while the current one " +
+      "decodes; a row group needing more is fetched when it is reached, and none after it ahead. 0 turns " +
+      "that prefetch off.", min = 0)
 
   val IO_FOOTER_TAIL_BYTES: Entry[Int] = intBytes("spark.lmspark.io.footerTailBytes", default = 256 << 10, "io",
     "Bytes read from a file's end in one request to get its footer; a longer footer takes one more.", min = 8)
