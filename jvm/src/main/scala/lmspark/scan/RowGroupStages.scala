@@ -188,9 +188,10 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
     }
 
   /** Row group `j`, decided now, and its first stage fetched ([[firstStage]]): Some(true) when it
-    * is read and its first stage is held (now or before), Some(false) when there is nothing to
-    * fetch for it (no rows, or pruned), None when its decision failed or its first stage is past
-    * the bounds (it is fetched in its turn). */
+    * is read and its first stage was fetched now, or it was decided ahead already (its first stage
+    * then held, or left for its turn by the bounds), Some(false) when there is nothing to fetch for
+    * it (no rows, or pruned), None when its decision failed or its first stage is past the bounds
+    * now (it is fetched in its turn). */
   private def prefetchOne(j: Int, filtersOf: RowGroupPlan => Map[Int, Predicate],
       likelyWhole: Map[Int, Predicate] => Boolean): Option[Boolean] = {
     if (ahead.contains(j)) return Some(ahead(j)._1.isInstanceOf[RowGroupDecision.Read])
