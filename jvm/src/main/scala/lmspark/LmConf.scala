@@ -187,7 +187,8 @@ object LmConf {
 
   val PRUNING_STATISTICS: Entry[Boolean] = bool("spark.lmspark.pruning.statistics.enabled", default = true, "pruning",
     "Skip row groups whose checked min / max / null-count statistics prove that no row passes the scan's " +
-      "filters. Statistics known to be unreliable (old writers' signed binary order, NaN bounds, inconsistent " +
+      "filters, or (spark.lmspark.topK.enabled) that every row sorts after a top-k's current k-th row. " +
+      "Statistics known to be unreliable (old writers' signed binary order, NaN bounds, inconsistent " +
       "counts) are not used.")
 
   val PRUNING_DICTIONARY: Entry[Boolean] = bool("spark.lmspark.pruning.dictionary.enabled", default = true, "pruning",
@@ -239,7 +240,11 @@ object LmConf {
       "each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's " +
       "row order, then reads every other column only for the k rows it kept, fetching only the pages that hold " +
       "one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have " +
-      "left after its per-task top-k, ties included. EXPLAIN shows `LmTopK`.")
+      "left after its per-task top-k, ties included. When the first sort key is a column with statistics " +
+      "(spark.lmspark.pruning.statistics.enabled), the ranking reads the row groups whose statistics promise " +
+      "the best rows first and leaves unread those whose rows all sort after the current k-th row; when ties " +
+      "would make the result depend on the order rows come in, it ranks again in Spark's order. EXPLAIN " +
+      "shows `LmTopK`.")
 
   val TOP_K_MAX_ROWS: Entry[Int] = int("spark.lmspark.topK.maxRows", default = 10000, "pipeline",
     "The largest `LIMIT` (with its `OFFSET`) read by `spark.lmspark.topK.enabled`; a larger one reads every " +

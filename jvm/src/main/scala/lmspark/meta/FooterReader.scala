@@ -55,6 +55,10 @@ final class RowGroupAssignment private[meta] (val indexes: Array[Int], extents: 
 
   def groupsOf(start: Long, length: Long): Array[Int] = RowGroupTable.inSplit(extents, start, start + length).map(position)
 
+  /** The midpoint of the footer's `i`-th row group: a split `[midpoint, midpoint + 1)` reads that
+    * row group, and any other whose midpoint is the same. */
+  def midpointOf(i: Int): Long = extents(indexes(i)).midpoint
+
   /** Estimated heap bytes. */
   def heapBytes: Long = 64L * indexes.length + 128L
 }

@@ -54,6 +54,8 @@ object LmMetrics {
   val FootersReadAtPlanning = "lmFootersReadAtPlanning"
   val SplitPruningTime = "lmSplitPruningTime"
   val TopKRowsRanked = "lmTopKRowsRanked"
+  val TopKRowGroupsUnread = "lmTopKRowGroupsUnread"
+  val TopKPassesRepeated = "lmTopKPassesRepeated"
   /** Prefix of the per-column "rows passing the filter on <column>" metrics. */
   val RowsPassingPrefix = "lmRowsPassing:"
 
@@ -62,6 +64,8 @@ object LmMetrics {
   def create(sc: SparkContext, filteredColumns: Seq[String] = Nil): Map[String, SQLMetric] = Map(
     NumOutputRows -> SQLMetrics.createMetric(sc, "number of output rows"),
     TopKRowsRanked -> SQLMetrics.createMetric(sc, "rows ranked by their sort columns (top-k)"),
+    TopKRowGroupsUnread -> SQLMetrics.createMetric(sc, "row groups the top-k left unread by statistics"),
+    TopKPassesRepeated -> SQLMetrics.createMetric(sc, "top-k first passes read again in Spark's order (ties at the cut)"),
     FilesRead -> SQLMetrics.createMetric(sc, "files read by lmspark"),
     FilesFallback -> SQLMetrics.createMetric(sc, "files handed to Spark's reader"),
     FilesSkippedCorrupt -> SQLMetrics.createMetric(sc, "files skipped as corrupt (ignoreCorruptFiles)"),

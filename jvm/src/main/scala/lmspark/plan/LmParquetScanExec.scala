@@ -3,7 +3,7 @@ package lmspark.plan
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.TableIdentifier
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Expression, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Descending, Expression, NullsFirst, SortOrder}
 import org.apache.spark.sql.catalyst.expressions.codegen.LazilyGeneratedOrdering
 import org.apache.spark.sql.catalyst.plans.QueryPlan
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
@@ -17,7 +17,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.util.collection.BitSet
 
 import lmspark.LmConf
-import lmspark.predicate.{CatalystTranslator, Guarantees, Translation}
+import lmspark.predicate.{CatalystTranslator, ColumnRef, Guarantees, Translation, Values}
 import lmspark.scan.{BatchRowWriter, LmParquetFileFormat, ScanSettings, SplitPruner}
 import lmspark.shim.{ScanExtras, ScanFields, SparkScanShim}
 
@@ -257,11 +257,26 @@ case class LmParquetScanExec(
     val rankedSchema = StructType(ranked.map(requiredSchema(_)))
     val rankedAttrs = ranked.map(output(_)) ++ output.drop(requiredSchema.length)
     val position = AttributeReference("lm_topk_position", LongType, nullable = false)()
+    // The first sort key, when it is a column of the first pass lmspark has statistics for.
+    val key = topKOrder.head.child match {
+      case a: Attribute =>
+        val k = ranked.indexWhere(i => output(i).exprId == a.exprId)
+        if (k < 0 || !Values.supported(rankedSchema(k).dataType)) None
+        else {
+          val field = rankedSchema(k)
+          Some(RankedKey(format.buildSplitSlicer(session, relation.partitionSchema, rankedSchema, relation.options,
+            hadoopConf, k), ColumnRef(k, field.name, field.dataType), topKOrder.head.direction == Descending,
+            topKOrder.head.nullOrdering == NullsFirst))
+        }
+      case _ => None
+    }
     val read = new TopKRead(reader(rankedSchema), rankedAttrs.map(_.dataType), reader(requiredSchema),
-      schema.fields.map(_.dataType).toSeq, new LazilyGeneratedOrdering(topKOrder, rankedAttrs :+ position), topKLimit)
+      schema.fields.map(_.dataType).toSeq, new LazilyGeneratedOrdering(topKOrder, rankedAttrs :+ position), topKLimit, key)
+    val unread = longMetric(LmMetrics.TopKRowGroupsUnread)
+    val repeated = longMetric(LmMetrics.TopKPassesRepeated)
     val files = wrapped.inputRDD
     new TopKScanRDD(files, (p: FilePartition) => {
-      val rows = read.rows(p.files.toSeq, rankedRows)
+      val rows = read.rows(p.files.toSeq, rankedRows, unread, repeated)
       rows.map { r => numOutputRows += 1; r }
     })
   }

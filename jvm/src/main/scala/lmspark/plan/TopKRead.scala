@@ -13,7 +13,8 @@ import org.apache.spark.sql.lmspark.SparkTopK
 import org.apache.spark.sql.types.{DataType, LongType}
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
-import lmspark.scan.{SplitRead, WantedRows}
+import lmspark.predicate.Predicate
+import lmspark.scan.{RowGroupSlice, SplitRead, SplitSlices, WantedRows}
 
 /**
  * Late materialization for a top-k straight over a scan (`ORDER BY ... LIMIT k`), one task's files
@@ -21,6 +22,15 @@ import lmspark.scan.{SplitRead, WantedRows}
  * columns) and runs Spark's own per-task top-k ([[SparkTopK]]) over those light rows, each carrying
  * its position (file, row ordinal), in the order Spark's scan yields the rows. Pass 2 reads every
  * column of the kept rows only ([[WantedRows]]) and yields them in the top-k's order.
+ *
+ * When the first sort key is a column with statistics ([[RankedKey]]), pass 1 reads the task's
+ * row groups one by one (each as a split of its own), those whose statistics promise the best rows
+ * first, and leaves unread each row group whose statistics prove that all its rows sort strictly
+ * after the `k`-th row so far. Its result is kept only when it is the one correct result whatever
+ * the order rows come in: no two kept rows compare equal and no row left out compares equal to the
+ * last kept ([[TopKThreshold.tiedWith]]). Otherwise pass 1 runs again in Spark's order, leaving
+ * only the row groups whose rows Spark's top-k would not keep when they come (all sort after its
+ * threshold then), which changes nothing in its result.
  *
  * Invariant: the rows a task yields are exactly `Utils.takeOrdered(rows, limit)(ordering)` over the
  * rows Spark's scan yields in that task, in that order, ties included: the ordering compares the sort
@@ -30,44 +40,125 @@ import lmspark.scan.{SplitRead, WantedRows}
  * @param ranked pass 1's read; `rankedTypes` its batch's column types
  * @param full pass 2's read (the scan's output columns, `outputTypes`)
  * @param ordering the sort order bound to `rankedTypes` and a final LONG position column
+ * @param key the first sort key, when pass 1 may read by statistics
  */
 final class TopKRead(ranked: (PartitionedFile, WantedRows) => SplitRead, rankedTypes: Seq[DataType],
     full: (PartitionedFile, WantedRows) => SplitRead, outputTypes: Seq[DataType],
-    ordering: LazilyGeneratedOrdering, limit: Int) extends Serializable {
+    ordering: LazilyGeneratedOrdering, limit: Int, key: Option[RankedKey]) extends Serializable {
 
   import TopKRead._
 
-  /** The task's top `limit` rows of `files`, read in two passes; `rankedRows` counts pass 1's rows. */
-  def rows(files: Seq[PartitionedFile], rankedRows: SQLMetric): Iterator[InternalRow] = {
+  /** The task's top `limit` rows of `files`, read in two passes; `rankedRows` counts pass 1's rows,
+    * `unread` the row groups pass 1 left by their statistics, `repeated` the passes by statistics
+    * that ties made read again in Spark's order. */
+  def rows(files: Seq[PartitionedFile], rankedRows: SQLMetric, unread: SQLMetric,
+      repeated: SQLMetric): Iterator[InternalRow] = {
     require(files.length < (1 << FileBits), s"a task of ${files.length} files")
     val opened = new java.util.ArrayList[AutoCloseable]
     Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => opened.asScala.foreach(close)))
-    val best = SparkTopK.takeOrdered(lightRows(files, opened, rankedRows), limit, ordering).toArray
+    val sliced = key.flatMap(k => slicesOf(files, k).map(k -> _))
+    val top = sliced match {
+      case Some((k, pieces)) =>
+        bestFirst(k, pieces, opened, rankedRows, unread).getOrElse {
+          repeated += 1
+          inOrder(k, pieces, opened, rankedRows, unread)
+        }
+      case None => best(files.indices.iterator.map(f => Piece(files(f), f, 0L)), new TopKThreshold(limit, ordering),
+        opened, rankedRows)
+    }
     val position = rankedTypes.length
     val found = new java.util.HashMap[Long, InternalRow]
-    best.map(_.getLong(position)).groupBy(_ >>> OrdinalBits).toSeq.sortBy(_._1).foreach { case (f, ps) =>
+    top.map(_.getLong(position)).groupBy(_ >>> OrdinalBits).toSeq.sortBy(_._1).foreach { case (f, ps) =>
       val ordinals = ps.map(_ & OrdinalMask).sorted
       read(files(f.toInt), ordinals, opened).foreach { case (o, row) => found.put((f << OrdinalBits) | o, row) }
     }
-    best.iterator.map { r =>
+    top.iterator.map { r =>
       val row = found.get(r.getLong(position))
       if (row == null) throw new IllegalStateException(s"internal error: top-k row ${r.getLong(position)} was not read again")
       row
     }
   }
 
-  /** Pass 1: the rows of `files` Spark's top-k would keep as they come ([[TopKThreshold]]; the
+  /** The row groups of `files`, each with its slices and its file's index, in Spark's order; None
+    * when some file's slices cannot be had, or when there are fewer than two. */
+  private def slicesOf(files: Seq[PartitionedFile], k: RankedKey): Option[IndexedSeq[Sliced]] = {
+    val sliced = files.map(k.slicer)
+    if (sliced.exists(_.isEmpty)) return None
+    val all = sliced.zipWithIndex.flatMap { case (s, f) => s.get.slices.map(sl => Sliced(s.get, sl, f)) }.toIndexedSeq
+    if (all.length < 2) None else Some(all)
+  }
+
+  /** Pass 1 best-first: the top-k of the row groups read in the order their statistics promise the
+    * best rows, leaving each whose statistics prove all its rows sort after the `k`-th row so far
+    * ([[TopKThreshold.cut]]); None when ties would make the result depend on the order rows come
+    * in (found at the end, or as soon as the cut is tied and no row still to read can sort before
+    * it). */
+  private def bestFirst(k: RankedKey, all: IndexedSeq[Sliced], opened: java.util.List[AutoCloseable],
+      rankedRows: SQLMetric, unread: SQLMetric): Option[Array[InternalRow]] = {
+    val pieces = k.bestFirst(all.map(_.slice.stats)).map(all(_)).toIndexedSeq
+    val threshold = new TopKThreshold(limit, ordering)
+    var skipped = 0
+    var aborted = false
+    def leftOut(p: Int): Boolean = threshold.full && {
+      val last = threshold.cut
+      val cut = k.valueOf(last)
+      if (pieces(p).noneMatch(k.notAfter(cut))) { skipped += 1; true }
+      else {
+        aborted = threshold.tiedWith(last) && pieces.indices.drop(p).forall(q => pieces(q).noneMatch(k.before(cut)))
+        false
+      }
+    }
+    val top = best(chosen(pieces, leftOut, () => aborted), threshold, opened, rankedRows)
+    val unique = top.indices.drop(1).forall(i => ordering.compare(top(i - 1), top(i)) != 0) &&
+      (top.isEmpty || !threshold.tiedWith(top.last))
+    if (aborted || !unique) None
+    else { unread += skipped; Some(top) }
+  }
+
+  /** Pass 1 in Spark's order, leaving each row group whose statistics prove all its rows sort after
+    * Spark's top-k's threshold when it comes: the top-k would not keep any of them, so its result is
+    * the same, ties included. */
+  private def inOrder(k: RankedKey, pieces: IndexedSeq[Sliced], opened: java.util.List[AutoCloseable],
+      rankedRows: SQLMetric, unread: SQLMetric): Array[InternalRow] = {
+    val threshold = new TopKThreshold(limit, ordering)
+    def leftOut(p: Int): Boolean = threshold.full && pieces(p).noneMatch(k.notAfter(k.valueOf(threshold.current))) && {
+      unread += 1
+      true
+    }
+    best(chosen(pieces, leftOut, () => false), threshold, opened, rankedRows)
+  }
+
+  /** `pieces` in turn, but those `leftOut` names, until `stop`; each decided when the rows before it
+    * were all ranked. */
+  private def chosen(pieces: IndexedSeq[Sliced], leftOut: Int => Boolean, stop: () => Boolean): Iterator[Piece] =
+    new Iterator[Piece] {
+      private[this] var p = 0
+      private def advance(): Unit = while (p < pieces.length && !stop() && leftOut(p)) p += 1
+      override def hasNext: Boolean = { advance(); p < pieces.length && !stop() }
+      override def next(): Piece = {
+        if (!hasNext) throw new NoSuchElementException("no more row groups")
+        val s = pieces(p)
+        p += 1
+        Piece(s.slice.split, s.f, s.slice.firstRow)
+      }
+    }
+
+  /** Spark's top-k over the light rows of `pieces`, read in turn. */
+  private def best(pieces: Iterator[Piece], threshold: TopKThreshold, opened: java.util.List[AutoCloseable],
+      rankedRows: SQLMetric): Array[InternalRow] =
+    SparkTopK.takeOrdered(lightRows(pieces, threshold, opened, rankedRows), limit, ordering).toArray
+
+  /** Pass 1: the rows of `pieces` Spark's top-k would keep as they come ([[TopKThreshold]]; the
     * others change nothing in it), each as an `UnsafeRow` of the sort columns and its position. */
-  private def lightRows(files: Seq[PartitionedFile], opened: java.util.List[AutoCloseable],
+  private def lightRows(pieces: Iterator[Piece], threshold: TopKThreshold, opened: java.util.List[AutoCloseable],
       rankedRows: SQLMetric): Iterator[InternalRow] = {
     val project = UnsafeProjection.create((rankedTypes :+ LongType).toArray)
     val positions = new OnHeapColumnVector(4096, LongType)
     opened.add(positions)
-    val threshold = new TopKThreshold(limit, ordering)
-    files.iterator.zipWithIndex.flatMap { case (file, f) =>
+    pieces.flatMap { case Piece(file, f, firstRow) =>
       val read = ranked(file, null)
       remember(read, opened)
-      var ordinal = 0L
+      var ordinal = firstRow
       read.batches.flatMap { b =>
         val batch = b.asInstanceOf[ColumnarBatch]
         val n = batch.numRows()
@@ -128,6 +219,15 @@ final class TopKRead(ranked: (PartitionedFile, WantedRows) => SplitRead, rankedT
 }
 
 object TopKRead {
+  /** A part of a task's file `f` read in pass 1 (the split itself, or one of its row groups), whose
+    * first row is the split's row `firstRow`. */
+  private final case class Piece(file: PartitionedFile, f: Int, firstRow: Long)
+
+  /** A row group of the task's file `f` as a slice, with what its statistics prove. */
+  private final case class Sliced(slices: SplitSlices, slice: RowGroupSlice, f: Int) {
+    def noneMatch(p: Predicate): Boolean = slices.noneMatch(slice, p)
+  }
+
   /** A position: the file's index among the task's files above `OrdinalBits`, the row's ordinal in it below. */
   private val OrdinalBits = 40
   private val OrdinalMask = (1L << OrdinalBits) - 1

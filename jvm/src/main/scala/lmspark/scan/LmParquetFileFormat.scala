@@ -99,6 +99,24 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       }
     }
   }
+
+  /**
+   * Per split, its row groups as splits of their own with the checked statistics of the requested
+   * column at `column` ([[SplitSlices.of]]; None when they cannot be had). Built on the driver with
+   * the settings [[buildSplitReader]] uses for the same inputs; the function runs in tasks.
+   */
+  def buildSplitSlicer(
+      sparkSession: SparkSession,
+      partitionSchema: StructType,
+      requiredSchema: StructType,
+      options: Map[String, String],
+      hadoopConf: Configuration,
+      column: Int): PartitionedFile => Option[SplitSlices] = {
+    val settings = ScanSettings.of(sparkSession.sessionState.conf, options, requiredSchema, partitionSchema, predicate,
+      unreadFields)
+    val confBroadcast = ReaderSetups.hadoopConf(sparkSession, hadoopConf, ReaderSetups.entriesOf(hadoopConf))
+    (file: PartitionedFile) => SplitSlices.of(file, confBroadcast.value.value, settings, column)
+  }
 }
 
 /** What reading one file split gives: its `ColumnarBatch`es (typed `AnyRef`: Spark's interface

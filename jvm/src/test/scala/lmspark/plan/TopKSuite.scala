@@ -167,6 +167,8 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
 
   test("each task yields Spark's per-task top-k of Spark's scan, on random tables, orders and limits") {
     val r = new Random(seed)
+    var unread = 0L // row groups pass 1 left by statistics, over every case
+    var repeated = 0L // passes by statistics that ties sent back to Spark's order
     for (t <- 0 until 6) {
       val table = randomTable(r, t)
       val batchSize = Seq(64, 1000, 4096)(r.nextInt(3))
@@ -179,8 +181,131 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
           val columns = (if (others.isEmpty) Seq("id") else others) ++ (if (r.nextBoolean()) keys else Nil)
           def q = spark.read.parquet(table.dir).select((columns ++ keys).distinct.map(col): _*).orderBy(orders: _*)
             .limit(limit).select(columns.distinct.map(col): _*)
-          checkTopK(q, s"seed $seed table ${table.params}, batch $batchSize: columns $columns ORDER BY $orders LIMIT $limit")
+          val scan = checkTopK(q, s"seed $seed table ${table.params}, batch $batchSize: columns $columns ORDER BY $orders LIMIT $limit")
+          unread += scan.metrics(LmMetrics.TopKRowGroupsUnread).value
+          repeated += scan.metrics(LmMetrics.TopKPassesRepeated).value
         }
+      }
+    }
+    // Both ways of the first pass by statistics were taken somewhere.
+    assert(unread > 0 && repeated > 0, s"seed $seed: $unread row groups left unread, $repeated passes repeated")
+  }
+
+  // ---- pass 1 by statistics ----
+
+  /** One file of `n` rows in row groups of about 1,000 (pages of 100): `id`, `k` (distinct ints
+    * in random order, every tenth NULL), `dec` and `s` (distinct, in `k`'s order, never NULL), `t`
+    * (three values, ties everywhere). Returns its directory, the rank of each row's `dec` / `s`
+    * (the distinct int they follow), and the row count of each row group, in file order. */
+  private def rowGroupTable(n: Int): (String, IndexedSeq[Int], Seq[Long]) = {
+    val r = new Random(seed + 2)
+    val ks = r.shuffle((0 until n).toIndexedSeq)
+    val data = (0 until n).map { i =>
+      val k = ks(i)
+      Row(i.toLong, if (i % 10 == 3) null else k, java.math.BigDecimal.valueOf(k.toLong * 7 + 1, 2),
+        f"s$k%08d", r.nextInt(3), "x" * r.nextInt(30))
+    }
+    val schema = StructType(Seq(StructField("id", LongType), StructField("k", IntegerType),
+      StructField("dec", DecimalType(12, 2)), StructField("s", StringType), StructField("t", IntegerType),
+      StructField("pad", StringType)))
+    val dir = newDir("topk-row-groups")
+    lmspark.testutil.WriterLayouts.writeRowGroups(spark.createDataFrame(spark.sparkContext.parallelize(data, 1), schema),
+      dir, 1000, Map("parquet.page.row.count.limit" -> "100"))
+    val file = new java.io.File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head
+    val reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(file.getAbsolutePath), spark.sessionState.newHadoopConf()))
+    val rows = try reader.getFooter.getBlocks.asScala.toSeq.map(_.getRowCount) finally reader.close()
+    (dir, ks, rows)
+  }
+
+  /** One task over the whole file. */
+  private val oneTask = Seq("spark.sql.files.maxPartitionBytes" -> "128m", "spark.sql.files.minPartitionNum" -> "1")
+
+  test("pass 1 leaves unread the row groups whose statistics put all their rows after the cut") {
+    val n = 20000
+    val (dir, ks, groupRows) = rowGroupTable(n)
+    assert(groupRows.size >= 10, s"${groupRows.size} row groups")
+    val starts = groupRows.scanLeft(0L)(_ + _)
+    withConf(oneTask: _*) {
+      for (column <- Seq("k", "dec", "s"); (order, desc, nullsFirst) <- Seq((col(column).desc, true, false),
+        (col(column).asc_nulls_last, false, false), (col(column).asc, false, true)); limit <- Seq(1, 10, 100, 3000)) {
+        def q = spark.read.parquet(dir).orderBy(order).limit(limit)
+        val context = s"ORDER BY $order LIMIT $limit"
+        checkTopK(q, context)
+        val plan = executedPlan(q)
+        assert(plan.execute().getNumPartitions == 1)
+        val m = lmScans(plan).head.metrics
+        val (unread, ranked) = (m(LmMetrics.TopKRowGroupsUnread).value, m(LmMetrics.TopKRowsRanked).value)
+        // The rank of a row's key (None: NULL), and of the last row kept.
+        def key(i: Int): Option[Int] = if (column == "k" && i % 10 == 3) None else Some(ks(i))
+        val last: Option[Int] = q.collect().last.getAs[Any](column) match {
+          case null => None
+          case v: Int => Some(v)
+          case v: java.math.BigDecimal => Some((v.unscaledValue.longValue - 1).toInt / 7)
+          case v: String => Some(v.drop(1).toInt)
+        }
+        def after(i: Int): Boolean = (key(i), last) match {
+          case (None, _) => !nullsFirst && last.isDefined
+          case (Some(_), None) => nullsFirst
+          case (Some(v), Some(c)) => if (desc) v < c else v > c
+        }
+        // Read best-first, the row groups whose rows all sort after the last row kept are reached
+        // only once the cut is that row: exactly those are left.
+        val repeated = m(LmMetrics.TopKPassesRepeated).value
+        if (nullsFirst && column == "k") {
+          // NULLs first: the kept rows begin with NULLs, tied. The cut is tied as soon as more NULLs
+          // than the limit were read (every row group may hold NULLs, so all rank first, in file
+          // order); then no row group can hold a row before it: the pass stops. With fewer NULLs
+          // than the limit, it reads every row group, then finds the kept NULLs tied. Either way it
+          // runs again in Spark's order.
+          val nulls = groupRows.indices.map(g => (starts(g) until starts(g + 1)).count(i => key(i.toInt).isEmpty))
+          val read = nulls.scanLeft(0)(_ + _).indexWhere(_ > limit)
+          val expected = n + (if (read < 0) n else groupRows.take(read).sum)
+          assert(repeated == 1 && unread == 0 && ranked == expected,
+            s"$context: $repeated passes repeated, $unread row groups unread, $ranked rows ranked (expected $expected)")
+        } else {
+          val left = groupRows.indices.filter(g => (starts(g) until starts(g + 1)).forall(i => after(i.toInt)))
+          assert(unread == left.size && ranked == n - left.map(groupRows(_)).sum,
+            s"$context: $unread row groups unread, $ranked rows ranked; expected ${left.size} unread, " +
+              s"${n - left.map(groupRows(_)).sum} ranked")
+          if (limit <= 10) assert(unread > 0, s"$context: nothing left unread")
+          assert(repeated == 0, s"$context: no tie, yet the pass was repeated")
+        }
+      }
+    }
+  }
+
+  test("ties at the cut or among the kept rows: pass 1 reads again in Spark's order") {
+    val (dir, _, _) = rowGroupTable(20000)
+    withConf(oneTask: _*) {
+      for (order <- Seq(col("t").desc, col("t").asc); limit <- Seq(1, 5, 40)) {
+        def q = spark.read.parquet(dir).select("id", "t", "pad").orderBy(order).limit(limit)
+        checkTopK(q, s"ORDER BY $order LIMIT $limit")
+        val m = lmScans(executedPlan(q)).head.metrics
+        assert(m(LmMetrics.TopKPassesRepeated).value == 1 && m(LmMetrics.TopKRowGroupsUnread).value == 0,
+          s"ORDER BY $order LIMIT $limit: ${m(LmMetrics.TopKPassesRepeated).value} passes repeated, " +
+            s"${m(LmMetrics.TopKRowGroupsUnread).value} row groups unread")
+      }
+      // Ties in a file written in key order (each key twice): best-first finds the cut tied, and the
+      // pass in Spark's order leaves every row group after the first, whose rows all sort after
+      // the top-k's threshold by the time they come.
+      val sortedDir = newDir("topk-ties-sorted")
+      lmspark.testutil.WriterLayouts.writeRowGroups(spark.range(0, 20000).selectExpr("id", "cast(id / 2 as int) as k",
+        "repeat('x', cast(id % 29 as int)) as pad").coalesce(1), sortedDir, 1000, Map("parquet.page.row.count.limit" -> "100"))
+      for (limit <- Seq(1, 9, 101)) {
+        def q = spark.read.parquet(sortedDir).orderBy(col("k")).limit(limit)
+        checkTopK(q, s"sorted file, ORDER BY k LIMIT $limit")
+        val m = lmScans(executedPlan(q)).head.metrics
+        assert(m(LmMetrics.TopKPassesRepeated).value == 1 && m(LmMetrics.TopKRowGroupsUnread).value > 0 &&
+          m(LmMetrics.TopKRowsRanked).value < 20000 + 2000,
+          s"sorted file, LIMIT $limit: ${m(LmMetrics.TopKPassesRepeated).value} passes repeated, " +
+            s"${m(LmMetrics.TopKRowGroupsUnread).value} row groups unread, ${m(LmMetrics.TopKRowsRanked).value} rows ranked")
+      }
+      // With statistics pruning off, pass 1 reads every row, in Spark's order.
+      withConf("spark.lmspark.pruning.statistics.enabled" -> "false", "spark.lmspark.pruning.guarantees.enabled" -> "false") {
+        def q = spark.read.parquet(dir).orderBy(col("k").desc).limit(10)
+        checkTopK(q, "statistics off")
+        val m = lmScans(executedPlan(q)).head.metrics
+        assert(m(LmMetrics.TopKRowGroupsUnread).value == 0 && m(LmMetrics.TopKRowsRanked).value == 20000)
       }
     }
   }
