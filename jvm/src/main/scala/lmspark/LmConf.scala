@@ -241,7 +241,8 @@ object LmConf {
       "row order, then reads every other column only for the k rows it kept, fetching only the pages that hold " +
       "one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have " +
       "left after its per-task top-k, ties included. When the first sort key is a column with statistics " +
-      "(spark.lmspark.pruning.statistics.enabled), the ranking reads the row groups whose statistics promise " +
+      "(spark.lmspark.pruning.statistics.enabled) and the table is on local disk or HDFS, the ranking reads the " +
+      "row groups whose statistics promise " +
       "the best rows first and leaves unread those whose rows all sort after the current k-th row; when ties " +
       "would make the result depend on the order rows come in, it ranks again in Spark's order. EXPLAIN " +
       "shows `LmTopK`.")

@@ -28,9 +28,11 @@ import lmspark.scan.{RowGroupSlice, SplitRead, SplitSlices, WantedRows}
  * first, and leaves unread each row group whose statistics prove that all its rows sort strictly
  * after the `k`-th row so far. Its result is kept only when it is the one correct result whatever
  * the order rows come in: no two kept rows compare equal and no row left out compares equal to the
- * last kept ([[TopKThreshold.tiedWith]]). Otherwise pass 1 runs again in Spark's order, leaving
- * only the row groups whose rows Spark's top-k would not keep when they come (all sort after its
- * threshold then), which changes nothing in its result.
+ * last kept ([[TopKThreshold.tiedWith]]). Otherwise pass 1 runs again in Spark's order, row group
+ * by row group, leaving those whose rows Spark's top-k would not keep when they come (all sort
+ * after its threshold then), which changes nothing in its result. (Only on local disk and HDFS:
+ * read one by one, row groups fetch nothing ahead, so on an object store each would wait a round
+ * trip; there `key` is None.)
  *
  * Invariant: the rows a task yields are exactly `Utils.takeOrdered(rows, limit)(ordering)` over the
  * rows Spark's scan yields in that task, in that order, ties included: the ordering compares the sort

@@ -75,11 +75,14 @@ object TopKRule {
   /** File systems where a request costs little beside the bytes it reads (local disk, HDFS). */
   private val NearSchemes = Set("file", "hdfs", "viewfs")
 
+  /** The scheme of a table root on an object store (no near file system), if it has one. */
+  private[plan] def farScheme(s: LmParquetScanExec): Option[String] =
+    s.relation.location.rootPaths.map(p => Option(p.toUri.getScheme).getOrElse("file")).find(!NearSchemes(_))
+
   /** Why a table on an object store is too small for the second pass's round trips, if it is. */
   private def smallOnObjectStore(s: LmParquetScanExec, conf: SQLConf): Option[String] = {
     val min = LmConf.TOP_K_OBJECT_STORE_MIN_BYTES.get(conf)
-    val far = s.relation.location.rootPaths.map(p => Option(p.toUri.getScheme).getOrElse("file")).find(!NearSchemes(_))
-    far.flatMap { scheme =>
+    farScheme(s).flatMap { scheme =>
       val size = s.relation.location.sizeInBytes
       if (size >= min) None
       else Some(s"the table is on $scheme:, an object store, and its $size bytes are below " +

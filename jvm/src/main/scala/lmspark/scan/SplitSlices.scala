@@ -38,13 +38,13 @@ object SplitSlices extends Logging {
 
   /**
    * The row groups of `split` as slices, with the checked statistics of the requested column at
-   * `column` (`settings.requiredSchema`); None when the footer cannot be had through the metadata
-   * cache (with the cache off, every slice would read the footer again), lmspark would not read the
-   * file, a footer check fails (the split's own read then raises it), or two row groups share a
-   * midpoint (no slice would read one alone).
+   * `column` (`settings.requiredSchema`); None when statistics and guarantees pruning are both off,
+   * when the footer cannot be had through the metadata cache (with the cache off, every slice would
+   * read the footer again), lmspark would not read the file, a footer check fails (the split's own
+   * read then raises it), or two row groups share a midpoint (no slice would read one alone).
    */
   def of(split: PartitionedFile, conf: Configuration, settings: ScanSettings, column: Int): Option[SplitSlices] = {
-    if (settings.open.metadataCacheMaxBytes <= 0) return None
+    if (settings.open.metadataCacheMaxBytes <= 0 || !(settings.pruneStatistics || settings.pruneGuarantees)) return None
     val path = split.toPath
     try {
       val f = FooterReader.fileFooter(conf, path, split.fileSize, split.modificationTime, settings.open)

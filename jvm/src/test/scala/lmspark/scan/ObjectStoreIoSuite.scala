@@ -125,6 +125,10 @@ class ObjectStoreIoSuite extends AnyFunSuite with LmSparkSession {
       val groups = metric(plan, LmMetrics.RowGroupsRead) - metric(sortPlan, LmMetrics.RowGroupsRead)
       assert(groups >= 2, s"the kept rows lie in $groups row groups\n$plan")
       assert(trips <= firstPass + 3, s"$trips round trips, $firstPass for the first pass alone\n$plan")
+      // On an object store the first pass reads split by split (fetching ahead), never row group by
+      // row group by statistics.
+      assert(metric(plan, LmMetrics.TopKRowGroupsUnread) == 0 && metric(plan, LmMetrics.TopKPassesRepeated) == 0 &&
+        metric(plan, LmMetrics.TopKRowsRanked) == rows, plan.toString)
       info(s"top-n: $trips round trips and $lm requests; the sort columns alone $firstPass and $sortOnly; " +
         s"the second pass read $groups row groups")
     }
