@@ -56,7 +56,7 @@ VERIFY_CHECKSUMS = "spark.lmspark.verifyChecksums"
 #: Default: true.
 DICTIONARY_PRESERVE_ENABLED = "spark.lmspark.dictionary.preserve.enabled"
 
-#: Skip row groups whose checked min / max / null-count statistics prove that no row passes the scan's filters. Statistics known to be unreliable (old writers' signed binary order, NaN bounds, inconsistent counts) are not used.
+#: Skip row groups whose checked min / max / null-count statistics prove that no row passes the scan's filters, or (spark.lmspark.topK.enabled) that every row sorts after a top-k's current k-th row. Statistics known to be unreliable (old writers' signed binary order, NaN bounds, inconsistent counts) are not used.
 #: Default: true.
 PRUNING_STATISTICS_ENABLED = "spark.lmspark.pruning.statistics.enabled"
 
@@ -92,7 +92,7 @@ PAGE_INDEX_ENABLED = "spark.lmspark.pageIndex.enabled"
 #: Default: true.
 LATE_MATERIALIZATION_ENABLED = "spark.lmspark.lateMaterialization.enabled"
 
-#: Late materialization for `ORDER BY ... LIMIT k` straight over a scan (Spark's `TakeOrderedAndProject`): each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's row order, then reads every other column only for the k rows it kept, fetching only the pages that hold one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have left after its per-task top-k, ties included. EXPLAIN shows `LmTopK`.
+#: Late materialization for `ORDER BY ... LIMIT k` straight over a scan (Spark's `TakeOrderedAndProject`): each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's row order, then reads every other column only for the k rows it kept, fetching only the pages that hold one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have left after its per-task top-k, ties included. When the first sort key is a column with statistics (spark.lmspark.pruning.statistics.enabled) and the table is on local disk or HDFS, the ranking reads the row groups whose statistics promise the best rows first and leaves unread those whose rows all sort after the current k-th row; when ties would make the result depend on the order rows come in, it ranks again in Spark's order. EXPLAIN shows `LmTopK`.
 #: Default: true.
 TOP_K_ENABLED = "spark.lmspark.topK.enabled"
 
