@@ -68,6 +68,15 @@ def test_bench_smoke(tmp_path: Path) -> None:
         assert f"| {c.dataset} | {c.query} |" in md
 
 
+def test_extra_queries_run_only_by_exact_name() -> None:
+    """Queries outside the benchmark's set never enter it by default or through a glob."""
+    default = {c.query for c in queries.plan(["lineitem_default"], None, SCALE)}
+    globbed = {c.query for c in queries.plan(["lineitem_default"], ["topn_*"], SCALE)}
+    named = {c.query for c in queries.plan(["lineitem_default"], ["topn_key", "topn_star"], SCALE)}
+    assert "topn_key" not in default and "topn_key" not in globbed and "topn_star" in globbed
+    assert named == {"topn_key", "topn_star"}
+
+
 NESTED_SCALE = 0.1  # 150,000 orders: every nested query returns rows
 
 
