@@ -46,6 +46,10 @@ EXTRA_ABLATIONS: dict[str, dict[str, str]] = {
     # The two selection strategies forced, against the default policy (a mask below the threshold).
     "lmspark-selectors": {"spark.lmspark.selection.policy": "selectors"},
     "lmspark-mask": {"spark.lmspark.selection.policy": "mask"},
+    # No statistics used (nor the guarantees they give): no row group pruned by them, and a top-k's
+    # first pass reads every row group in Spark's order.
+    "lmspark-nostats": {"spark.lmspark.pruning.statistics.enabled": "false",
+                        "spark.lmspark.pruning.guarantees.enabled": "false"},
 }
 
 
