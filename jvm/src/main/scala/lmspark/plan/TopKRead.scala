@@ -130,17 +130,22 @@ final class TopKRead(ranked: (PartitionedFile, WantedRows) => SplitRead, rankedT
     best(chosen(pieces, leftOut, () => false), threshold, opened, rankedRows)
   }
 
-  /** `pieces` in turn, but those `leftOut` names, until `stop`; each decided when the rows before it
-    * were all ranked. */
+  /** `pieces` in turn, but those `leftOut` names, until `stop`; each decided once, when the rows
+    * before it were all ranked. */
   private def chosen(pieces: IndexedSeq[Sliced], leftOut: Int => Boolean, stop: () => Boolean): Iterator[Piece] =
     new Iterator[Piece] {
       private[this] var p = 0
-      private def advance(): Unit = while (p < pieces.length && !stop() && leftOut(p)) p += 1
-      override def hasNext: Boolean = { advance(); p < pieces.length && !stop() }
+      /** Whether piece `p` was decided to be read (nothing is ranked between `hasNext` and `next`). */
+      private[this] var ready = false
+      override def hasNext: Boolean = {
+        while (!ready && p < pieces.length && !stop()) { if (leftOut(p)) p += 1 else ready = true }
+        ready && !stop()
+      }
       override def next(): Piece = {
         if (!hasNext) throw new NoSuchElementException("no more row groups")
         val s = pieces(p)
         p += 1
+        ready = false
         Piece(s.slice.split, s.f, s.slice.firstRow)
       }
     }
