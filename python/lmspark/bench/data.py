@@ -234,7 +234,6 @@ def _gen_lineitem_default(scale: float, dest: Path) -> None:
 
 def _gen_lineitem_sorted(src: Path, dest: Path, root: Path) -> None:
     import duckdb
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     spill = root / ".duckdb_spill"
@@ -250,30 +249,37 @@ def _gen_lineitem_sorted(src: Path, dest: Path, root: Path) -> None:
         reader = con.sql(
             f"SELECT * FROM read_parquet('{src}/*.parquet') ORDER BY l_shipdate, l_orderkey, l_linenumber"
         ).to_arrow_reader(ROW_GROUP_ROWS)
-        with pq.ParquetWriter(
-            dest / "part-00000.parquet",
-            schema,
-            compression="snappy",
-            write_page_index=True,
-            store_decimal_as_integer=True,
-            max_rows_per_page=PAGE_ROWS,
-        ) as w:
-            buf: list = []
-            n = 0
-            for batch in reader:
-                buf.append(batch)
-                n += batch.num_rows
-                while n >= ROW_GROUP_ROWS:
-                    t = pa.Table.from_batches(buf)
-                    w.write_table(t.slice(0, ROW_GROUP_ROWS).cast(schema), row_group_size=ROW_GROUP_ROWS)
-                    rest = t.slice(ROW_GROUP_ROWS)
-                    buf = rest.to_batches()
-                    n = rest.num_rows
-            if n:
-                w.write_table(pa.Table.from_batches(buf).cast(schema), row_group_size=ROW_GROUP_ROWS)
+        _write_row_groups(reader, dest / "part-00000.parquet", schema, ROW_GROUP_ROWS, lambda t: t.cast(schema))
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def _write_row_groups(reader, path: Path, schema, rows: int, convert) -> int:
+    """Writes the batches of the Arrow ``reader`` to ``path`` (SNAPPY, page indexes, decimals as
+    integers, pages of at most ``PAGE_ROWS`` rows) in row groups of exactly ``rows`` rows but the
+    last, each table passed through ``convert`` first; returns the rows written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    written = 0
+    with pq.ParquetWriter(path, schema, compression="snappy", write_page_index=True,
+                          store_decimal_as_integer=True, max_rows_per_page=PAGE_ROWS) as w:
+        buf: list = []
+        n = 0
+        for batch in reader:
+            buf.append(batch)
+            n += batch.num_rows
+            while n >= rows:
+                t = pa.Table.from_batches(buf)
+                w.write_table(convert(t.slice(0, rows)), row_group_size=rows)
+                rest = t.slice(rows)
+                buf, n = rest.to_batches(), rest.num_rows
+                written += rows
+        if n:
+            w.write_table(convert(pa.Table.from_batches(buf)), row_group_size=rows)
+            written += n
+    return written
 
 
 # --- orders_nested -------------------------------------------------------------------------
@@ -307,8 +313,6 @@ def _orders_nested_schema():
 
 def _gen_orders_nested(scale: float, lineitem: Path, dest: Path, root: Path) -> None:
     import duckdb
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     parts = lineitem_parts(scale)
     src = root / ".orders_nested_src"
@@ -350,30 +354,8 @@ def _gen_orders_nested(scale: float, lineitem: Path, dest: Path, root: Path) -> 
                     LEFT JOIN li ON li.l_orderkey = o.o_orderkey
                     ORDER BY o.o_orderkey"""
                 reader = con.sql(sql).to_arrow_reader(NESTED_ROW_GROUP_ROWS)
-                written = 0
-                with pq.ParquetWriter(
-                    dest / f"part-{i:05d}.parquet",
-                    schema,
-                    compression="snappy",
-                    write_page_index=True,
-                    store_decimal_as_integer=True,
-                    max_rows_per_page=PAGE_ROWS,
-                ) as w:
-                    buf: list = []
-                    n = 0
-                    for batch in reader:
-                        buf.append(batch)
-                        n += batch.num_rows
-                        while n >= NESTED_ROW_GROUP_ROWS:
-                            t = pa.Table.from_batches(buf)
-                            w.write_table(_as_nested(t.slice(0, NESTED_ROW_GROUP_ROWS), schema),
-                                          row_group_size=NESTED_ROW_GROUP_ROWS)
-                            rest = t.slice(NESTED_ROW_GROUP_ROWS)
-                            buf, n = rest.to_batches(), rest.num_rows
-                            written += NESTED_ROW_GROUP_ROWS
-                    if n:
-                        w.write_table(_as_nested(pa.Table.from_batches(buf), schema), row_group_size=NESTED_ROW_GROUP_ROWS)
-                        written += n
+                written = _write_row_groups(reader, dest / f"part-{i:05d}.parquet", schema, NESTED_ROW_GROUP_ROWS,
+                                            lambda t: _as_nested(t, schema))
                 if written != count:
                     raise RuntimeError(f"orders_nested part {i}: wrote {written} orders of {count} in {f}")
         finally:
