@@ -38,6 +38,18 @@ final case class RankedKey(slicer: PartitionedFile => Option[SplitSlices], colum
 
   private def withNulls(p: Predicate): Predicate = if (nullsFirst) Predicate.or(Seq(p, Predicate.IsNull(term))) else p
 
+  /** A value that rows of a row group sort at or before, by its statistics `s` (its worst bound), with
+    * how many: all its rows, or those not NULL when NULLs sort last; none while NaN sorting greatest
+    * may be there. */
+  def worst(s: ColumnStats): Option[(Long, Any)] = {
+    val rows = if (nullsFirst) Some(s.rowCount) else s.nullCount.map(s.rowCount - _)
+    val bound = if (descending) s.min else if (s.mayHaveNaN) None else s.max
+    for (n <- rows; b <- bound) yield (n, b)
+  }
+
+  /** The one of two first keys (not NULL) that sorts later. */
+  def worse(a: Any, b: Any): Any = if ((Values.ordering(column.dataType).compare(a, b) < 0) == descending) a else b
+
   /** Row-group indexes in the order their statistics promise the best rows: those that may hold a
     * NULL sorting first, or whose bound is unknown, then by their best bound, then those holding
     * only NULLs sorting last; ties in file order. */

@@ -30,7 +30,9 @@ import lmspark.scan.{RowGroupSlice, SplitRead, SplitSlices, WantedRows}
  * the order rows come in: no two kept rows compare equal and no row left out compares equal to the
  * last kept ([[TopKThreshold.tiedWith]]). Otherwise pass 1 runs again in Spark's order, row group
  * by row group, leaving those whose rows Spark's top-k would not keep when they come (all sort
- * after its threshold then), which changes nothing in its result. (Only on local disk and HDFS:
+ * after its threshold then), which changes nothing in its result. Best-first is tried only when
+ * statistics prove it leaves a row group unread ([[bestFirstPays]]); otherwise pass 1 reads in
+ * Spark's order from the start. (Only on local disk and HDFS:
  * read one by one, row groups fetch nothing ahead, so on an object store each would wait a round
  * trip; there `key` is None.)
  *
@@ -60,11 +62,12 @@ final class TopKRead(ranked: (PartitionedFile, WantedRows) => SplitRead, rankedT
     Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => opened.asScala.foreach(close)))
     val sliced = key.flatMap(k => slicesOf(files, k).map(k -> _))
     val top = sliced match {
-      case Some((k, pieces)) =>
+      case Some((k, pieces)) if bestFirstPays(k, pieces) =>
         bestFirst(k, pieces, opened, rankedRows, unread).getOrElse {
           repeated += 1
           inOrder(k, pieces, opened, rankedRows, unread)
         }
+      case Some((k, pieces)) => inOrder(k, pieces, opened, rankedRows, unread)
       case None => best(files.indices.iterator.map(f => Piece(files(f), f, 0L)), new TopKThreshold(limit, ordering),
         opened, rankedRows)
     }
@@ -88,6 +91,26 @@ final class TopKRead(ranked: (PartitionedFile, WantedRows) => SplitRead, rankedT
     if (sliced.exists(_.isEmpty)) return None
     val all = sliced.zipWithIndex.flatMap { case (s, f) => s.get.slices.map(sl => Sliced(s.get, sl, f)) }.toIndexedSeq
     if (all.length < 2) None else Some(all)
+  }
+
+  /** Whether statistics alone prove that pass 1 best-first leaves some row group unread: the row
+    * groups that promise the best rows hold `limit` rows sorting at or before a value (the worst of
+    * their bounds) that every row of a later row group sorts after. Otherwise the row groups'
+    * ranges overlap (the rows are not laid out by the key), best-first would most likely read every
+    * row group, and read them all again in Spark's order should the kept rows be tied: pass 1 then
+    * reads in Spark's order from the start, where ties do not matter. Both passes give the same
+    * rows; this only chooses the one likely to read less. */
+  private def bestFirstPays(k: RankedKey, pieces: IndexedSeq[Sliced]): Boolean = {
+    val stats = pieces.map(_.slice.stats)
+    val order = k.bestFirst(stats)
+    var rows = 0L
+    var bound: Option[Any] = None
+    var i = 0
+    while (rows < limit && i < order.length) {
+      for (s <- stats(order(i)); (n, w) <- k.worst(s)) { rows += n; bound = Some(bound.fold(w)(k.worse(_, w))) }
+      i += 1
+    }
+    rows >= limit && bound.exists(b => order.drop(i).exists(j => pieces(j).noneMatch(k.notAfter(b))))
   }
 
   /** Pass 1 best-first: the top-k of the row groups read in the order their statistics promise the

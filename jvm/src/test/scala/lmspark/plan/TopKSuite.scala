@@ -76,7 +76,8 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
 
   private val schema = StructType(Seq(
     StructField("id", LongType, nullable = false), StructField("k", IntegerType), StructField("d", DoubleType),
-    StructField("s", StringType), StructField("dec", DecimalType(9, 2)), StructField("pad", StringType)))
+    StructField("s", StringType), StructField("dec", DecimalType(9, 2)), StructField("pad", StringType),
+    StructField("c", IntegerType, nullable = false)))
 
   private case class Table(dir: String, params: String, keys: Seq[String])
 
@@ -93,7 +94,7 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
         r.nextInt(9) match { case 0 => null; case j if j < 7 => doubles(j - 1); case _ => r.nextInt(50) / 4.0 },
         if (r.nextInt(10) == 0) null else s"s${r.nextInt(if (kRange == 4) 3 else 60)}",
         if (r.nextInt(12) == 0) null else java.math.BigDecimal.valueOf(r.nextInt(40).toLong, 1),
-        "x" * r.nextInt(40))
+        "x" * r.nextInt(40), i / 37)
     }
     val df0 = spark.createDataFrame(spark.sparkContext.parallelize(data, files), schema)
     val df = if (partitioned) df0.withColumn("p", (col("id") % 3).cast("int")) else df0
@@ -106,7 +107,7 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
     if (partitioned) w.partitionBy("p").parquet(dir) else w.parquet(dir)
     Table(dir, s"$files files, $rows rows, k of $kRange values, pages of $pageRows rows, row groups of " +
       s"~$blockBytes bytes, dictionary $dictionary, partitioned $partitioned",
-      Seq("k", "d", "s", "dec") ++ (if (partitioned) Seq("p") else Nil))
+      Seq("k", "d", "s", "dec", "c") ++ (if (partitioned) Seq("p") else Nil))
   }
 
   private def orderOf(r: Random, c: String): Column = r.nextInt(4) match {
@@ -193,13 +194,17 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
 
   // ---- pass 1 by statistics ----
 
-  /** One file of `n` rows in row groups of about 1,000 (pages of 100): `id`, `k` (distinct ints
-    * in random order, every tenth NULL), `dec` and `s` (distinct, in `k`'s order, never NULL), `t`
-    * (three values, ties everywhere). Returns its directory, the rank of each row's `dec` / `s`
-    * (the distinct int they follow), and the row count of each row group, in file order. */
-  private def rowGroupTable(n: Int): (String, IndexedSeq[Int], Seq[Long]) = {
+  /** One file of `n` rows in row groups of about 1,000 (pages of 100): `id`, `k` (distinct ints,
+    * every tenth NULL: `laidOut`, nearly in file order, each at most 1,500 rows from its rank, so
+    * that row groups far apart have disjoint ranges; otherwise in random order, every row group's
+    * range spanning nearly all), `dec` and `s` (distinct, in `k`'s order, never NULL), `t` (three
+    * values, ties everywhere). Returns its directory, the rank of each row's `dec` / `s` (the
+    * distinct int they follow), and the row count of each row group, in file order. */
+  private def rowGroupTable(n: Int, laidOut: Boolean): (String, IndexedSeq[Int], Seq[Long]) = {
     val r = new Random(seed + 2)
-    val ks = r.shuffle((0 until n).toIndexedSeq)
+    val ks =
+      if (laidOut) (0 until n).map(i => (i + r.nextInt(1500), i)).sortBy(_._1).map(_._2)
+      else r.shuffle((0 until n).toIndexedSeq)
     val data = (0 until n).map { i =>
       val k = ks(i)
       Row(i.toLong, if (i % 10 == 3) null else k, java.math.BigDecimal.valueOf(k.toLong * 7 + 1, 2),
@@ -222,7 +227,7 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
 
   test("pass 1 leaves unread the row groups whose statistics put all their rows after the cut") {
     val n = 20000
-    val (dir, ks, groupRows) = rowGroupTable(n)
+    val (dir, ks, groupRows) = rowGroupTable(n, laidOut = true)
     assert(groupRows.size >= 10, s"${groupRows.size} row groups")
     val starts = groupRows.scanLeft(0L)(_ + _)
     withConf(oneTask: _*) {
@@ -252,16 +257,10 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
         // only once the cut is that row: exactly those are left.
         val repeated = m(LmMetrics.TopKPassesRepeated).value
         if (nullsFirst && column == "k") {
-          // NULLs first: the kept rows begin with NULLs, tied. The cut is tied as soon as more NULLs
-          // than the limit were read (every row group may hold NULLs, so all rank first, in file
-          // order); then no row group can hold a row before it: the pass stops. With fewer NULLs
-          // than the limit, it reads every row group, then finds the kept NULLs tied. Either way it
-          // runs again in Spark's order.
-          val nulls = groupRows.indices.map(g => (starts(g) until starts(g + 1)).count(i => key(i.toInt).isEmpty))
-          val read = nulls.scanLeft(0)(_ + _).indexWhere(_ > limit)
-          val expected = n + (if (read < 0) n else groupRows.take(read).sum)
-          assert(repeated == 1 && unread == 0 && ranked == expected,
-            s"$context: $repeated passes repeated, $unread row groups unread, $ranked rows ranked (expected $expected)")
+          // NULLs first: every row group may hold a NULL sorting first, so statistics can prove no
+          // row group's rows all sort after any cut: pass 1 reads every row once, in Spark's order.
+          assert(repeated == 0 && unread == 0 && ranked == n,
+            s"$context: $repeated passes repeated, $unread row groups unread, $ranked rows ranked (expected $n)")
         } else {
           val left = groupRows.indices.filter(g => (starts(g) until starts(g + 1)).forall(i => after(i.toInt)))
           assert(unread == left.size && ranked == n - left.map(groupRows(_)).sum,
@@ -274,17 +273,60 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
     }
   }
 
-  test("ties at the cut or among the kept rows: pass 1 reads again in Spark's order") {
-    val (dir, _, _) = rowGroupTable(20000)
+  test("a key not laid out: pass 1 reads in Spark's order from the start, once, ties or not") {
+    val n = 20000
+    val (dir, ks, groupRows) = rowGroupTable(n, laidOut = false)
+    val starts = groupRows.scanLeft(0L)(_ + _)
     withConf(oneTask: _*) {
+      // Ties everywhere, every row group holding every value: nothing is left, nothing read twice.
       for (order <- Seq(col("t").desc, col("t").asc); limit <- Seq(1, 5, 40)) {
         def q = spark.read.parquet(dir).select("id", "t", "pad").orderBy(order).limit(limit)
         checkTopK(q, s"ORDER BY $order LIMIT $limit")
         val m = lmScans(executedPlan(q)).head.metrics
-        assert(m(LmMetrics.TopKPassesRepeated).value == 1 && m(LmMetrics.TopKRowGroupsUnread).value == 0,
+        assert(m(LmMetrics.TopKPassesRepeated).value == 0 && m(LmMetrics.TopKRowGroupsUnread).value == 0 &&
+          m(LmMetrics.TopKRowsRanked).value == n,
           s"ORDER BY $order LIMIT $limit: ${m(LmMetrics.TopKPassesRepeated).value} passes repeated, " +
-            s"${m(LmMetrics.TopKRowGroupsUnread).value} row groups unread")
+            s"${m(LmMetrics.TopKRowGroupsUnread).value} row groups unread, ${m(LmMetrics.TopKRowsRanked).value} ranked")
       }
+      // Distinct keys: left are exactly the row groups that come once `limit` rows were kept and whose
+      // keys all sort after the threshold of Spark's top-k then (Guava's `leastOf`: its first `limit`
+      // rows, the threshold their largest; a row sorting before it is kept; at 2 x `limit` kept,
+      // the `limit` least stay and the threshold is their largest), simulated here on ranks.
+      for (limit <- Seq(1, 10, 100, 3000)) {
+        def q = spark.read.parquet(dir).orderBy(col("k").desc).limit(limit)
+        checkTopK(q, s"ORDER BY k DESC LIMIT $limit")
+        val m = lmScans(executedPlan(q)).head.metrics
+        // A row's rank: later sorts larger (NULL last, all NULLs equal).
+        def rank(i: Int): Int = if (i % 10 == 3) Int.MaxValue else -ks(i)
+        val kept = scala.collection.mutable.ArrayBuffer[Int]()
+        var threshold = Int.MinValue
+        val left = groupRows.indices.filter { g =>
+          val rows = (starts(g) until starts(g + 1)).map(i => rank(i.toInt))
+          val skip = kept.size >= limit && rows.forall(_ > threshold)
+          if (!skip) rows.foreach { v =>
+            if (kept.size < limit) { kept += v; threshold = math.max(threshold, v) }
+            else if (v < threshold) {
+              kept += v
+              if (kept.size == 2 * limit) {
+                val least = kept.sorted.take(limit)
+                kept.clear(); kept ++= least; threshold = least.last
+              }
+            }
+          }
+          skip
+        }
+        val (unread, ranked) = (m(LmMetrics.TopKRowGroupsUnread).value, m(LmMetrics.TopKRowsRanked).value)
+        assert(m(LmMetrics.TopKPassesRepeated).value == 0 && unread == left.size &&
+          ranked == n - left.map(groupRows(_)).sum,
+          s"ORDER BY k DESC LIMIT $limit: $unread row groups unread, $ranked ranked; expected ${left.size} unread, " +
+            s"${n - left.map(groupRows(_)).sum} ranked")
+        if (limit <= 10) assert(unread > 0, s"LIMIT $limit: nothing left unread")
+      }
+    }
+  }
+
+  test("ties at the cut or among the kept rows: pass 1 reads again in Spark's order") {
+    withConf(oneTask: _*) {
       // Ties in a file written in key order (each key twice): best-first finds the cut tied, and the
       // pass in Spark's order leaves every row group after the first, whose rows all sort after
       // the top-k's threshold by the time they come.
@@ -302,7 +344,7 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
       }
       // With statistics pruning off, pass 1 reads every row, in Spark's order.
       withConf("spark.lmspark.pruning.statistics.enabled" -> "false", "spark.lmspark.pruning.guarantees.enabled" -> "false") {
-        def q = spark.read.parquet(dir).orderBy(col("k").desc).limit(10)
+        def q = spark.read.parquet(sortedDir).orderBy(col("k").desc).limit(10)
         checkTopK(q, "statistics off")
         val m = lmScans(executedPlan(q)).head.metrics
         assert(m(LmMetrics.TopKRowGroupsUnread).value == 0 && m(LmMetrics.TopKRowsRanked).value == 20000)
