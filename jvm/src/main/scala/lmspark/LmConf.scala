@@ -241,11 +241,12 @@ object LmConf {
       "row order, then reads every other column only for the k rows it kept, fetching only the pages that hold " +
       "one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have " +
       "left after its per-task top-k, ties included. When the first sort key is a column with statistics " +
-      "(spark.lmspark.pruning.statistics.enabled) and the table is on local disk or HDFS, the ranking reads the " +
-      "row groups whose statistics promise " +
-      "the best rows first and leaves unread those whose rows all sort after the current k-th row; when ties " +
-      "would make the result depend on the order rows come in, it ranks again in Spark's order. EXPLAIN " +
-      "shows `LmTopK`.")
+      "(spark.lmspark.pruning.statistics.enabled) and the table is on local disk or HDFS, the ranking leaves " +
+      "unread the row groups whose statistics prove that all their rows sort after the k-th row: where the " +
+      "statistics alone prove that reading the row groups promising the best rows first leaves some unread, it " +
+      "reads them in that order (and ranks again in Spark's order when ties would make the result depend on " +
+      "the order rows come in); otherwise it ranks in Spark's order, leaving those whose rows Spark's top-k " +
+      "would not keep when they come. EXPLAIN shows `LmTopK`.")
 
   val TOP_K_MAX_ROWS: Entry[Int] = int("spark.lmspark.topK.maxRows", default = 10000, "pipeline",
     "The largest `LIMIT` (with its `OFFSET`) read by `spark.lmspark.topK.enabled`; a larger one reads every " +
