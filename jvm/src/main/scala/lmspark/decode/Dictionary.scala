@@ -4,8 +4,10 @@ import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 
 /** A column chunk's dictionary, decoded once from its (PLAIN) dictionary page into primitive arrays
-  * (or offsets + bytes for binaries), so data pages can look values up by id. Owns copies of its
-  * values (never the page buffer). Every `write*` checks each id against `size` and raises
+  * (or offsets into the page's own bytes for binaries), so data pages can look values up by id.
+  * Immutable: a binary dictionary keeps the page's array instead of copying it, which is safe
+  * because no page array a [[lmspark.io.PageSource]] hands out is ever written again. Every
+  * `write*` checks each id against `size` and raises
   * [[DecodeException]] when out of range. Kept independent of vectors' dictionary support so that a
   * dictionary-preserving mode can hand these arrays to Spark later. */
 abstract class Dictionary(val size: Int) {
@@ -107,7 +109,8 @@ object Dictionary {
   private def littleEndian(bytes: Array[Byte], offset: Int, length: Int): java.nio.ByteBuffer =
     java.nio.ByteBuffer.wrap(bytes, offset, length).order(java.nio.ByteOrder.LITTLE_ENDIAN)
 
-  /** Decodes `numValues` PLAIN values of `physicalType` (INT96 as 12-byte fixed-length values) from `bytes[offset, offset + length)`. */
+  /** Decodes `numValues` PLAIN values of `physicalType` (INT96 as 12-byte fixed-length values) from
+    * `bytes[offset, offset + length)` (which a binary dictionary keeps: never to be written again). */
   def decodePlain(
       physicalType: PrimitiveTypeName,
       typeLengthOrZero: Int,
@@ -147,12 +150,12 @@ object Dictionary {
         needFixed(typeLength)
         val offsets = new Array[Int](numValues + 1)
         var i = 0
-        while (i <= numValues) { offsets(i) = i * typeLength; i += 1 }
-        new BinaryDictionary(offsets, java.util.Arrays.copyOfRange(bytes, offset, offset + numValues * typeLength))
+        while (i <= numValues) { offsets(i) = offset + i * typeLength; i += 1 }
+        new BinaryDictionary(offsets, bytes)
       case PrimitiveTypeName.BINARY =>
         // Each value takes at least its 4-byte length: bounds the offsets array by the page. One pass
-        // validates the lengths and notes where each value starts; the page's bytes are then copied
-        // at once, length prefixes and all (entry i ends 4 bytes before entry i + 1 starts).
+        // validates the lengths and notes where each value starts in the page's bytes, which the
+        // dictionary keeps, length prefixes and all (entry i ends 4 bytes before entry i + 1 starts).
         needFixed(4)
         val offsets = new Array[Int](numValues + 1)
         val end = offset + length
@@ -163,12 +166,12 @@ object Dictionary {
           val len = LittleEndian.int32(bytes, p)
           if (len < 0 || len > end - p - 4)
             throw new DecodeException(s"dictionary value $i has invalid length $len")
-          offsets(i) = p + 4 - offset
+          offsets(i) = p + 4
           p += 4 + len
           i += 1
         }
-        offsets(numValues) = p + 4 - offset
-        new BinaryDictionary(offsets, java.util.Arrays.copyOfRange(bytes, offset, p), gap = 4)
+        offsets(numValues) = p + 4
+        new BinaryDictionary(offsets, bytes, gap = 4)
       case other =>
         throw new DecodeException(s"dictionary of physical type $other is not supported")
     }

@@ -30,13 +30,17 @@ final class CacheStats {
  */
 object MetadataCache {
 
-  /** The footer of a file; the page index, bloom filter or dictionary of a column chunk (by the
-    * file's row-group index and the leaf's path); a split-pruning proof. */
+  /** The footer of a file; the page index, its checked page statistics, bloom filter or dictionary
+    * of a column chunk (by the file's row-group index and the leaf's path); a split-pruning proof. */
   sealed trait Part
   case object Footer extends Part
   final case class PageIndex(rowGroup: Int, column: Seq[String]) extends Part
   final case class Bloom(rowGroup: Int, column: Seq[String]) extends Part
   final case class Dictionary(rowGroup: Int, column: Seq[String]) extends Part
+  /** A chunk's page statistics, checked and converted to Spark values: `conversion` is any value
+    * whose equality covers everything besides the file that decides them (the leaf's type and
+    * the Spark type and options it is read with). */
+  final case class PageStats(rowGroup: Int, column: Seq[String], conversion: AnyRef) extends Part
   /** What split pruning proved of the file for one scan: `settings` is any value whose equality
     * covers everything that decides the proof (the scan's settings). */
   final case class SplitProof(settings: AnyRef) extends Part

@@ -9,6 +9,21 @@ import lmspark.selection.RowRanges
   * `[firstRow(i), endRow(i))` and `stats(i)` holds for them. */
 final case class ColumnPages(firstRow: Array[Long], endRow: Array[Long], stats: IndexedSeq[ColumnStats])
 
+object ColumnPages {
+  /** About the bytes `p` takes on the heap (what a cache charges for keeping it): its row arrays,
+    * and per page its statistics with their boxed bounds. */
+  def heapBytes(p: ColumnPages): Long = {
+    def bound(v: Option[Any]): Long = v match {
+      case Some(u: org.apache.spark.unsafe.types.UTF8String) => 64L + u.numBytes
+      case Some(b: Array[Byte]) => 32L + b.length
+      case Some(_: org.apache.spark.sql.types.Decimal) => 96L
+      case Some(_) => 32L
+      case None => 0L
+    }
+    64L + 16L * p.firstRow.length + p.stats.iterator.map(s => 96L + bound(s.min) + bound(s.max)).sum
+  }
+}
+
 /** Page-index filtering: the rows of a row group that may pass a predicate, from the page
   * statistics of the columns it reads (a leaf keeps the pages not proven never TRUE; AND
   * intersects, OR unions; a column without a page index keeps every row).

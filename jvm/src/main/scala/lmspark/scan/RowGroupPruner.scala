@@ -4,6 +4,7 @@ import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData}
+import org.apache.parquet.internal.column.columnindex.ColumnIndex
 
 import lmspark.column.{ChunkDictionary, SparkValues}
 import lmspark.io.{ByteRange, ChunkContext, FetchingStream}
@@ -325,7 +326,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
         checkedLocations(raw, c, rowCount).foreach { loc =>
           locations(col) = Some(loc)
           if (withColumnIndex) for (ci <- raw.columnIndex; sv <- sparkValues(col)) {
-            sv.pages(ci, loc, stats.get(col)) match {
+            checkedPages(block, blockIndex, col, sv, ci, loc, stats.get(col)) match {
               case Right(p) => pageStats(col) = p
               case Left(_) => metrics.pageIndexesIgnored += 1
             }
@@ -348,6 +349,20 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
       ColumnFetch(loc, ScanRanges.selectedPages(selection, loc))
     })
     Some(RowGroupPlan(blockIndex, rowCount, residual, Some(selection), fetches))
+  }
+
+  /** Column `col`'s page statistics in `block` ([[SparkValues.pages]]), checked and converted once
+    * and kept in the metadata cache: they depend only on the file, the leaf's type and the Spark
+    * type and options it is read with (the chunk statistics they are checked against are converted
+    * from the same), so a repeated query neither converts nor checks them again. */
+  private def checkedPages(block: BlockMetaData, blockIndex: Int, col: Int, sv: SparkValues, ci: ColumnIndex,
+      loc: PageLocations, chunkStats: Option[ColumnStats]): Either[String, ColumnPages] = {
+    val ColumnPlan.Present(d, sparkType, options) = plan.columns(col): @unchecked
+    val conversion = (d.getPrimitiveType, d.getMaxDefinitionLevel, sparkType, options, chunkStats.isDefined)
+    file.cache.getOrLoad(cachePart(col, blockIndex, MetadataCache.PageStats(_, _, conversion))) {
+      val r = sv.pages(ci, loc, chunkStats)
+      (r, r.fold(_ => 0L, p => ColumnPages.heapBytes(p)))
+    }
   }
 
   /** Column `col`'s page indexes in `block` (chunk `c`), read once and kept in the metadata cache;

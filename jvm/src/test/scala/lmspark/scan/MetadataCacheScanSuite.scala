@@ -15,8 +15,10 @@ import lmspark.testutil.LmSparkSession
 
 /** The executor's metadata cache under real queries: answers equal vanilla Spark's (filter
   * pushdown off) whether the cache is cold, warm or off; a repeated query finds all its metadata
-  * (footers, page indexes, bloom filters, dictionaries) in the cache and prunes exactly as the cold
-  * run did; and a file rewritten in place, even to the same length, is read anew. */
+  * (footers, page indexes and their checked page statistics, bloom filters, dictionaries) in the
+  * cache and prunes exactly as the cold run did; page statistics converted for one read type are
+  * never served to a read of another; and a file rewritten in place, even to the same length, is
+  * read anew. */
 class MetadataCacheScanSuite extends AnyFunSuite with LmSparkSession {
 
   override protected def sparkConf: Map[String, String] = Map(
@@ -64,6 +66,26 @@ class MetadataCacheScanSuite extends AnyFunSuite with LmSparkSession {
         val plan = checkSparkAnswerAndLmUsed(q(table))
         assert(metric(plan, LmMetrics.MetadataCacheHits) == 0 && metric(plan, LmMetrics.MetadataCacheMisses) == 0, name)
       }
+    }
+  }
+
+  test("page statistics are kept per read type: the same INT32 column read as int and as long prunes alike") {
+    MetadataCache.clear()
+    val dir = newDir("widened")
+    spark.range(0, 40000, 1, 1).select(col("id").cast("int").as("x"), (col("id") * 3).as("y")).write
+      .option("parquet.page.row.count.limit", "1000").option("parquet.enable.dictionary", "false").parquet(dir)
+    def read(t: String): DataFrame = spark.read.schema(s"x $t, y long").parquet(dir)
+    val cases = Seq[(String, DataFrame => DataFrame)](
+      "int" -> (_.where(col("x").between(12345, 12400))),
+      "bigint" -> (_.where(col("x").between(12345L, 12400L))),
+      "int" -> (_.where(col("x") >= 39990)),
+      "bigint" -> (_.where(col("x") < 7L)))
+    // Twice round: the second time every read type's page statistics come from the cache.
+    val plans = (cases ++ cases).map { case (t, q) => checkSparkAnswerAndLmUsed(q(read(t))) }
+    plans.foreach(p => assert(metric(p, LmMetrics.PagesPruned) > 0, s"no page pruned:\n$p"))
+    plans.zip(plans.drop(cases.size)).foreach { case (cold, warm) =>
+      assert(metric(warm, LmMetrics.MetadataCacheMisses) == 0, s"misses on the warm run\n$warm")
+      decisions.foreach { m => assert(metric(warm, m) == metric(cold, m), s"$m cold ${metric(cold, m)}, warm ${metric(warm, m)}") }
     }
   }
 
