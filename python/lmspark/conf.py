@@ -44,7 +44,7 @@ IO_SINGLE_STAGE_MAX_BYTES = "spark.lmspark.io.singleStageMaxBytes"
 #: Default: 8388608.
 IO_MAX_REQUEST_BYTES = "spark.lmspark.io.maxRequestBytes"
 
-#: Bytes (estimated heap) of parsed metadata each executor keeps across tasks and queries: footers, page indexes, bloom filters and the dictionaries pruning decodes, keyed by file path, length and modification time (a rewritten file is read anew), least recently used dropped first. A repeated query reads none of it again. 0 turns the cache off.
+#: Bytes (estimated heap) of parsed metadata each executor keeps across tasks and queries: footers, page indexes (with their page statistics checked and converted), bloom filters and the dictionaries pruning decodes, keyed by file path, length and modification time (a rewritten file is read anew), least recently used dropped first. A repeated query reads none of it again. 0 turns the cache off.
 #: Default: 134217728.
 METADATA_CACHE_MAX_BYTES = "spark.lmspark.metadataCache.maxBytes"
 
