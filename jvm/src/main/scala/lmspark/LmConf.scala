@@ -171,8 +171,8 @@ object LmConf {
   val METADATA_CACHE_MAX_BYTES: Entry[Long] = bytes("spark.lmspark.metadataCache.maxBytes", default = 128L << 20, "io",
     "Bytes (estimated heap) of parsed metadata each executor keeps across tasks and queries: footers, page " +
       "indexes (with their page statistics checked and converted), bloom filters and the dictionaries " +
-      "pruning decodes, keyed by file path, length and " +
-      "modification time (a rewritten file is read anew), least recently used dropped first. A repeated " +
+      "pruning decodes, keyed by file path, length and modification time (a rewritten file is read " +
+      "anew), least recently used dropped first. A repeated " +
       "query reads none of it again. 0 turns the cache off.", min = 0L)
 
   val VERIFY_CHECKSUMS: Entry[Boolean] = bool("spark.lmspark.verifyChecksums", default = false, "io",
