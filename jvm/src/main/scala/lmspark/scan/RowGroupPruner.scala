@@ -352,13 +352,20 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
   }
 
   /** Column `col`'s page statistics in `block` ([[SparkValues.pages]]), checked and converted once
-    * and kept in the metadata cache: they depend only on the file, the leaf's type and the Spark
-    * type and options it is read with (the chunk statistics they are checked against are converted
-    * from the same), so a repeated query neither converts nor checks them again. */
+    * and kept in the metadata cache, so a repeated query neither converts nor checks them again.
+    * Besides the file they depend on the leaf's type, the Spark type and options it is read with, and
+    * the chunk statistics they are checked against (which the conf can change: parquet-java keeps
+    * old writers' binary bounds only under `parquet.strings.signed-min-max.enabled`), so all of
+    * these are the key; binary bounds by content. */
   private def checkedPages(block: BlockMetaData, blockIndex: Int, col: Int, sv: SparkValues, ci: ColumnIndex,
       loc: PageLocations, chunkStats: Option[ColumnStats]): Either[String, ColumnPages] = {
     val ColumnPlan.Present(d, sparkType, options) = plan.columns(col): @unchecked
-    val conversion = (d.getPrimitiveType, d.getMaxDefinitionLevel, sparkType, options, chunkStats.isDefined)
+    def byContent(v: Option[Any]): Option[Any] = v.map {
+      case b: Array[Byte] => b.toSeq
+      case other => other
+    }
+    val checkedAgainst = chunkStats.map(s => s.copy(min = byContent(s.min), max = byContent(s.max)))
+    val conversion = (d.getPrimitiveType, d.getMaxDefinitionLevel, sparkType, options, checkedAgainst)
     file.cache.getOrLoad(cachePart(col, blockIndex, MetadataCache.PageStats(_, _, conversion))) {
       val r = sv.pages(ci, loc, chunkStats)
       (r, r.fold(_ => 0L, p => ColumnPages.heapBytes(p)))
