@@ -7,12 +7,20 @@
 // folders jvm/src/shim/<name>/{main,test}/scala that the line lists.
 
 val line = SparkLines.selected(file("."))
+// The line's Delta Lake release (project/delta-lines.txt), if it has one: provided, like Spark.
+val delta = DeltaLines.of(file("."), line.line)
+val shims = line.shims ++ delta.map(_.shims).getOrElse(DeltaLines.NoDeltaShims)
 
 // Compile dependencies Spark does not ship. The Python package ships only our jar, so their classes
 // are copied into it (see `Compile / packageBin / mappings` below); no shading plugin is needed.
 val bundledDependencies = Seq(
   "org.brotli" % "dec" % "0.1.2" // Google's pure-Java Brotli decoder (MIT), for BROTLI pages
 )
+
+// What Spark's own jars already hold, left out of Delta's dependencies (Spark's versions win).
+val SparkProvidedGroups = Seq("org.scala-lang", "org.apache.spark", "org.apache.hadoop", "org.apache.parquet",
+  "com.fasterxml.jackson.core", "com.fasterxml.jackson.datatype", "com.fasterxml.jackson.module", "org.slf4j",
+  "org.roaringbitmap", "com.google.code.findbugs", "org.antlr", "org.apache.logging.log4j")
 
 ThisBuild / organization := "io.lmspark"
 ThisBuild / version := IO.read(file("python/lmspark/VERSION")).trim
@@ -27,9 +35,9 @@ lazy val root = (project in file("."))
     Test / scalaSource := baseDirectory.value / "jvm" / "src" / "test" / "scala",
     Test / javaSource := baseDirectory.value / "jvm" / "src" / "test" / "java",
     Test / resourceDirectory := baseDirectory.value / "jvm" / "src" / "test" / "resources",
-    Compile / unmanagedSourceDirectories ++= line.shims.map(s => baseDirectory.value / "jvm" / "src" / "shim" / s / "main" / "scala"),
-    Compile / unmanagedSourceDirectories ++= line.shims.map(s => baseDirectory.value / "jvm" / "src" / "shim" / s / "main" / "java"),
-    Test / unmanagedSourceDirectories ++= line.shims.map(s => baseDirectory.value / "jvm" / "src" / "shim" / s / "test" / "scala"),
+    Compile / unmanagedSourceDirectories ++= shims.map(s => baseDirectory.value / "jvm" / "src" / "shim" / s / "main" / "scala"),
+    Compile / unmanagedSourceDirectories ++= shims.map(s => baseDirectory.value / "jvm" / "src" / "shim" / s / "main" / "java"),
+    Test / unmanagedSourceDirectories ++= shims.map(s => baseDirectory.value / "jvm" / "src" / "shim" / s / "test" / "scala"),
     // Spark and everything it ships, from the line's pyspark: on the compile and test classpaths,
     // never in our jar.
     Compile / unmanagedJars ++= SparkLines.sparkJars(baseDirectory.value, line).map(Attributed.blank),
@@ -39,7 +47,8 @@ lazy val root = (project in file("."))
     scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-Xlint:-unused,_", "-Wconf:cat=deprecation:s"),
     libraryDependencies ++= Seq(
       "org.scalatest" %% "scalatest" % "3.2.19" % Test
-    ) ++ bundledDependencies,
+    ) ++ bundledDependencies ++ delta.map(d => (d.group % d.artifact % d.version % Provided)
+      .excludeAll(SparkProvidedGroups.map(g => ExclusionRule(organization = g)): _*)).toSeq,
     Test / fork := true,
     Test / parallelExecution := false,
     Test / javaOptions ++= Seq(

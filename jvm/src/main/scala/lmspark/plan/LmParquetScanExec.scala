@@ -36,7 +36,8 @@ import lmspark.shim.{ScanExtras, ScanFields, SparkScanShim}
  * `topKLimit` rows by `topKOrder` ([[TopKRead]]): rows, never batches. `topKNote` says why a
  * top-k above it is not read that way.
  *
- * Invariant: `relation.fileFormat` is Spark's plain `ParquetFileFormat`; the lmspark format only
+ * Invariant: `relation.fileFormat` is Spark's plain `ParquetFileFormat`, or Delta's format of a scan that
+ * reads as plain Parquet (`lmspark.shim.DeltaTables`); the lmspark format only
  * ever lives inside [[wrapped]].
  */
 case class LmParquetScanExec(
