@@ -19,13 +19,18 @@ import lmspark.io.{BoundedThrift, FetchingStream, IoStats}
 /** An open Parquet file: its input stream, its length, where its data ends (the footer's first
   * byte), and the footer of the row groups of one split (`footer.getBlocks`, in file order).
   * `rowGroupIndex(i)` is the file's index of the split's `i`-th row group (its position in the
-  * footer's row-group list): the one numbering every lmspark message uses. */
+  * footer's row-group list): the one numbering every lmspark message uses. `firstRow(i)` is the
+  * file's index of its first row (the rows of the row groups before it in the footer), as Spark
+  * counts `_metadata.row_index`. */
 final class OpenFile(val path: Path, val stream: FetchingStream, val footer: ParquetMetadata,
-    val fileSize: Long, val dataEnd: Long, rowGroupIndexes: Array[Int],
+    val fileSize: Long, val dataEnd: Long, rowGroupIndexes: Array[Int], firstRows: Array[Long],
     val unknownLogicalTypes: Set[String] = Set.empty, val cache: FileCache = FileCache.Off) extends AutoCloseable {
   require(rowGroupIndexes.length == footer.getBlocks.size, "one file index per row group of the split")
+  require(firstRows.length == rowGroupIndexes.length, "one first row per row group of the split")
 
   def rowGroupIndex(splitIndex: Int): Int = rowGroupIndexes(splitIndex)
+
+  def firstRow(splitIndex: Int): Long = firstRows(splitIndex)
 
   // `cache`: the file's key in the [[MetadataCache]] (None when not cached) and this read's counts.
   // `unknownLogicalTypes`: names of schema fields whose logical type the line's parquet-java does
@@ -123,7 +128,8 @@ object FooterReader {
     try {
       val parsed = cache.getOrLoad(MetadataCache.Footer)(parse(stream, path, fileSize, options.footerTailBytes))
       val (footer, mine) = splitFooter(conf, path, parsed, start, length)
-      new OpenFile(path, stream, footer, fileSize, parsed.footerStart, mine, parsed.unknownLogicalTypes, cache)
+      new OpenFile(path, stream, footer, fileSize, parsed.footerStart, mine, firstRowsOf(parsed.meta, mine),
+        parsed.unknownLogicalTypes, cache)
     } catch {
       case e: Throwable => stream.close(); throw failure(path, e)
     }
@@ -181,6 +187,16 @@ object FooterReader {
       MetadataCache.configure(options.metadataCacheMaxBytes)
       FileCache(Some(FileKey(path.toString, fileSize, modificationTime)), new CacheStats)
     }
+
+  /** The file index of the first row of each row group `mine` names: the rows of the row groups
+    * before it in the footer (whose counts [[RowGroupTable]] checked are not negative). */
+  private def firstRowsOf(meta: FileMetaData, mine: Array[Int]): Array[Long] = {
+    val groups = meta.getRow_groups
+    val starts = new Array[Long](groups.size + 1)
+    var i = 0
+    while (i < groups.size) { starts(i + 1) = starts(i) + groups.get(i).getNum_rows; i += 1 }
+    mine.map(starts(_))
+  }
 
   /** The footer of split `[start, start + length)` (its row groups by midpoint) and their file indexes. */
   private def splitFooter(conf: Configuration, path: Path, parsed: ParsedFooter, start: Long,

@@ -24,6 +24,8 @@ object LmMetrics {
   val PrunedByGuarantee = "rowGroupsPrunedByGuarantee"
   val PrunedByPageIndex = "rowGroupsPrunedByPageIndex"
   val PrunedByPredicateColumns = "rowGroupsPrunedByPredicateColumns"
+  val RowGroupsDeleted = "rowGroupsDeleted"
+  val RowsDeleted = "lmRowsDeleted"
   val PredicatePagesDecoded = "predicatePagesDecoded"
   val ConjunctsRemoved = "conjunctsRemovedByGuarantees"
   val PagesTotal = "pagesTotal"
@@ -80,6 +82,8 @@ object LmMetrics {
     PrunedByGuarantee -> SQLMetrics.createMetric(sc, "row groups pruned by guarantee"),
     PrunedByPageIndex -> SQLMetrics.createMetric(sc, "row groups pruned by page index"),
     PrunedByPredicateColumns -> SQLMetrics.createMetric(sc, "row groups where no selected row passed the predicate columns"),
+    RowGroupsDeleted -> SQLMetrics.createMetric(sc, "row groups whose rows are all deleted (deletion vectors)"),
+    RowsDeleted -> SQLMetrics.createMetric(sc, "rows left out as deleted (deletion vectors)"),
     PredicatePagesDecoded -> SQLMetrics.createMetric(sc, "data pages decoded to narrow page selections"),
     ConjunctsRemoved -> SQLMetrics.createMetric(sc, "conjuncts removed by guarantees"),
     PagesTotal -> SQLMetrics.createMetric(sc, "data pages in read row groups"),
@@ -116,7 +120,7 @@ object LmMetrics {
       bytesDecompressed = m(BytesDecompressed), rowsScanned = m(RowsScanned), rowsMaterialized = m(RowsMaterialized), valuesDecoded = m(ValuesDecoded),
       decodeTimeNs = m(DecodeTime), predicateTimeNs = m(PredicateTime), cacheHits = m(CacheHits),
       cacheEvictions = m(CacheEvictions), rowGroupsLate = m(RowGroupsLate), rowGroupsWhole = m(RowGroupsWhole),
-      filesSkippedCorrupt = m(FilesSkippedCorrupt),
+      filesSkippedCorrupt = m(FilesSkippedCorrupt), rowGroupsDeleted = m(RowGroupsDeleted), rowsDeleted = m(RowsDeleted),
       ioRequests = m(IoRequests), ioRoundTrips = m(IoRoundTrips), ioBytesRequested = m(IoBytesRequested),
       ioBytesUsed = m(IoBytesUsed), ioWaitNs = m(IoWaitTime), metadataCacheHits = m(MetadataCacheHits),
       metadataCacheMisses = m(MetadataCacheMisses), metadataCacheEvictions = m(MetadataCacheEvictions),
@@ -166,6 +170,10 @@ final case class ScanMetrics(
     /** Files whose read failed with an error Spark's `ignoreCorruptFiles` skips (the rest of the file
       * was skipped; rows it gave before the error were kept, as in Spark). */
     filesSkippedCorrupt: SQLMetric = new SQLMetric("sum"),
+    /** Row groups skipped because the table format drops every row in them ([[lmspark.scan.RowMarks]]). */
+    rowGroupsDeleted: SQLMetric = new SQLMetric("sum"),
+    /** Rows of the row groups decided that the table format drops (never decoded). */
+    rowsDeleted: SQLMetric = new SQLMetric("sum"),
     /** What the files' reads cost ([[lmspark.io.IoStats]]). */
     ioRequests: SQLMetric = new SQLMetric("sum"),
     ioRoundTrips: SQLMetric = new SQLMetric("sum"),

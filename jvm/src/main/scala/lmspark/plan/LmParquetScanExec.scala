@@ -11,6 +11,7 @@ import org.apache.spark.sql.catalyst.util.truncatedString
 import org.apache.commons.lang3.StringUtils
 import org.apache.spark.sql.execution.{ExecSubqueryExpression, ExplainUtils, FileSourceScanExec, LeafExecNode, SQLExecution}
 import org.apache.spark.sql.execution.datasources.{FilePartition, HadoopFsRelation}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.types.{LongType, StructType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
@@ -19,7 +20,7 @@ import org.apache.spark.util.collection.BitSet
 import lmspark.LmConf
 import lmspark.predicate.{CatalystTranslator, ColumnRef, Guarantees, Translation, Values}
 import lmspark.scan.{BatchRowWriter, LmParquetFileFormat, ScanSettings, SplitPruner}
-import lmspark.shim.{ScanExtras, ScanFields, SparkScanShim}
+import lmspark.shim.{DeltaTables, ScanExtras, ScanFields, SparkScanShim, TableFiles}
 
 /**
  * lmspark's Parquet scan: a leaf node that produces `ColumnarBatch`es with lmspark's reader, or
@@ -70,9 +71,14 @@ case class LmParquetScanExec(
       Guarantees.columns(translation.predicate).toSeq.sorted.map(ids.name)
     })
 
+  /** What the table format adds to reading its files (Delta's deletion vectors; nothing for plain Parquet). */
+  @transient private lazy val tableFiles: TableFiles =
+    if (DeltaTables.isDelta(relation.fileFormat)) DeltaTables.files(relation.fileFormat) else TableFiles.PlainParquet
+
   /** The data filters lmspark can evaluate against metadata; the others stay in Spark's Filter only. */
   @transient lazy val translation: Translation =
-    CatalystTranslator.translate(dataFilters, requiredSchema, conf.caseSensitiveAnalysis)
+    CatalystTranslator.translate(dataFilters, requiredSchema, conf.caseSensitiveAnalysis,
+      tableFiles.constantColumns.keySet + ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME)
 
   /** Why this scan's tasks handed files to Spark's reader, gathered on the driver ([[LmReport]]). */
   @transient lazy val fileFallbackReasons: FileFallbackReasons = {
@@ -84,7 +90,7 @@ case class LmParquetScanExec(
   /** The scan that executes: Spark's file listing and splits, lmspark's per-file reader. */
   @transient private lazy val wrapped: FileSourceScanExec = {
     val format = new LmParquetFileFormat(LmMetrics.scanMetrics(lmMetrics), translation.predicate, fileFallbackReasons,
-      unreadFields)
+      unreadFields, tableFiles)
     val lmRelation = relation.copy(fileFormat = format)(relation.sparkSession)
     SparkScanShim.scanOf(fields.copy(relation = lmRelation))
   }

@@ -16,6 +16,9 @@ import lmspark.column.ColumnReaderFactory
  */
 object ScanSupport {
 
+  /** The `_metadata` fields of Spark's Parquet scan (the file's constants and `row_index`). */
+  private lazy val parquetMetadataFields: Set[String] = new ParquetFileFormat().metadataSchemaFields.map(_.name).toSet
+
   /** Hadoop key that turns on Parquet modular encryption. */
   private val CryptoFactoryKey = "parquet.crypto.factory.class"
 
@@ -25,16 +28,24 @@ object ScanSupport {
     val relation = scan.relation
     val reasons = Seq.newBuilder[String]
 
-    val metadataCols = scan.output.filter(a => FileSourceMetadataAttribute.isValid(a.metadata)) ++
-      scan.fileConstantMetadataColumns
+    // `_metadata`: Spark's file scan fills its constant fields and assembles the struct; lmspark's
+    // reader fills the row index (the temporary column Spark's reader fills). Other fields (a table
+    // format's, such as Delta's row tracking) and other generated columns are not served.
+    val served = parquetMetadataFields + ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME
+    val unservedFields = scan.output.filter(a => FileSourceMetadataAttribute.isValid(a.metadata)).flatMap(a => a.dataType match {
+      case st: StructType => st.fieldNames.filterNot(served.contains).map(f => s"${a.name}.$f")
+      case _ => if (served.contains(a.name)) Nil else Seq(a.name)
+    }) ++ scan.fileConstantMetadataColumns.map(_.name).filterNot(served.contains)
     val generatedCols = scan.requiredSchema.fields.filter { f =>
       f.name == ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME ||
         f.metadata.contains(FileSourceMetadataAttribute.FILE_SOURCE_METADATA_COL_ATTR_KEY) ||
         f.metadata.contains("__file_source_generated_metadata_col")
     }
-    if (metadataCols.nonEmpty || generatedCols.nonEmpty) {
-      val names = (metadataCols.map(_.name) ++ generatedCols.map(_.name)).distinct
-      reasons += s"reads _metadata or row-index columns (${names.mkString(", ")})"
+    val unservedGenerated = generatedCols.filterNot(f =>
+      f.name == ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME && f.dataType == LongType).map(_.name)
+    if (unservedFields.nonEmpty || unservedGenerated.nonEmpty) {
+      val names = (unservedFields ++ unservedGenerated).distinct
+      reasons += s"reads metadata columns lmspark does not serve (${names.mkString(", ")})"
     }
 
     scan.requiredSchema.fields.foreach { f =>

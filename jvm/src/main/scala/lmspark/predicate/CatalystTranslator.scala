@@ -20,7 +20,8 @@ final case class Translation(predicate: Predicate, translated: Seq[Expression], 
   * Each filter is split into its conjuncts; a conjunct is translated only when it is deterministic
   * and every part of it is supported (anything else — UDFs, subqueries, columns
   * outside the requested schema, fields below a list or map, collated strings, casts that are not [[Values.isTermCast]] —
-  * leaves the whole conjunct untranslated). A translated conjunct is TRUE on exactly the rows
+  * leaves the whole conjunct untranslated), as are conjuncts on `generated` columns (a row index, a
+  * table format's constant: no file chunk holds them). A translated conjunct is TRUE on exactly the rows
   * where Catalyst's is TRUE.
   *
   * Translation tracks polarity: under an even number of NOTs only TRUE-ness must be kept, under an
@@ -37,11 +38,13 @@ final case class Translation(predicate: Predicate, translated: Seq[Expression], 
   * increasing in the cast's time zone). */
 object CatalystTranslator {
 
-  def translate(dataFilters: Seq[Expression], requiredSchema: StructType, caseSensitive: Boolean): Translation = {
+  def translate(dataFilters: Seq[Expression], requiredSchema: StructType, caseSensitive: Boolean,
+      generated: Set[String] = Set.empty): Translation = {
     val resolver = new Resolver(requiredSchema, caseSensitive)
     val conjuncts = dataFilters.flatMap(splitConjuncts)
     val results = conjuncts.map { c =>
-      c -> (if (c.deterministic) (try resolver.predicate(c, positive = true) catch { case NonFatal(_) => None }) else None)
+      val usable = c.deterministic && !c.references.exists(a => generated.contains(a.name))
+      c -> (if (usable) (try resolver.predicate(c, positive = true) catch { case NonFatal(_) => None }) else None)
     }
     val translated = results.collect { case (c, Some(p)) => c -> p }
     Translation(

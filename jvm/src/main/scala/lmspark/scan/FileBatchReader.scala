@@ -12,7 +12,7 @@ import org.apache.spark.sql.execution.vectorized.{ConstantColumnVector, OffHeapC
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
-import lmspark.column.{ColumnReaderFactory, NestedColumnReader, NestedShape}
+import lmspark.column.{ColumnReaderFactory, NestedColumnReader, NestedShape, RowIndexReader}
 import lmspark.io.{FetchingStream, PageSource}
 import lmspark.meta.{FooterChecks, OpenFile}
 import lmspark.plan.ScanMetrics
@@ -40,7 +40,13 @@ import lmspark.shim.SparkInternals
  *
  * Given `wanted` rows (a top-k's), it yields those rows only, with no predicate: row groups
  * holding none are not read, and in the others only the pages holding one are fetched, for all of
- * them in one call when it opens the first row group.
+ * them in one call when it opens the first row group. Given `marks` (rows the table format drops,
+ * such as a deletion vector's), it never yields, decodes or fetches for a dropped row what it would
+ * not for a row outside a page-index selection ([[RowGroupPruner]]).
+ *
+ * Columns no chunk holds: the row index (`_metadata.row_index`, [[lmspark.column.RowIndexReader]])
+ * walks the selection as a column does; a column the file lacks reads as nulls, and a table
+ * format's constant column as its value, filled once.
  *
  * Invariants: one batch and its vectors are reused for the whole file, so a batch is valid only
  * until the next call to `next()`; constant vectors (missing columns, partition values) are filled
@@ -53,7 +59,9 @@ final class FileBatchReader(
     partitionValues: InternalRow,
     settings: ScanSettings,
     metrics: ScanMetrics,
-    wanted: WantedRows = null) extends Iterator[ColumnarBatch] with Closeable {
+    wanted: WantedRows = null,
+    marks: RowMarks = null) extends Iterator[ColumnarBatch] with Closeable {
+  require(wanted == null || marks == null, "a read of wanted rows cannot drop marked rows")
 
   // The footer fields of the chunks this scan reads, before anything is allocated or read.
   FooterChecks.check(file, plan.leaves)
@@ -70,6 +78,10 @@ final class FileBatchReader(
     plan.columns(i) match {
       case ColumnPlan.Missing =>
         dataVectors(i).putNulls(0, capacity)
+        dataVectors(i).setIsConstant()
+        false
+      case ColumnPlan.Constant(value) =>
+        FileBatchReader.fillConstant(dataVectors(i), value, capacity)
         dataVectors(i).setIsConstant()
         false
       case _ => true
@@ -91,8 +103,8 @@ final class FileBatchReader(
   private val sources = new ChunkSources(file, settings, windowBytes)
 
   private val pruner: RowGroupPruner =
-    if (settings.predicate == Predicate.True && wanted == null) null
-    else new RowGroupPruner(file, plan, settings.predicate, settings, metrics, sources)
+    if (settings.predicate == Predicate.True && wanted == null && marks == null) null
+    else new RowGroupPruner(file, plan, settings.predicate, settings, metrics, sources, marks)
 
   /** Columns (requested-schema indexes) the scan's predicate reads. */
   private val filteredColumns: Set[Int] = Guarantees.columns(settings.predicate)
@@ -177,6 +189,7 @@ final class FileBatchReader(
           case PruneReason.Dictionary => metrics.prunedByDictionary += 1
           case PruneReason.BloomFilter => metrics.prunedByBloomFilter += 1
           case PruneReason.PageIndex => metrics.prunedByPageIndex += 1
+          case PruneReason.Deleted => metrics.rowGroupsDeleted += 1
         }
         return
       case RowGroupDecision.Read(p) =>
@@ -230,7 +243,9 @@ final class FileBatchReader(
                 FileReadPlan.chunkOf(block, descriptor).getValueCount, rowGroup.dictionaries.get(leaf.column).map(_.dictionary))
             }
             new NestedColumnReader(shape, leaves.toArray, capacity)
-          case ColumnPlan.Missing => throw new IllegalStateException(s"internal error: column $i is not present")
+          case ColumnPlan.RowIndex => new RowIndexReader(file.firstRow(blockIndex))
+          case ColumnPlan.Missing | _: ColumnPlan.Constant =>
+            throw new IllegalStateException(s"internal error: column $i is not present")
         }
       }
     }
@@ -289,5 +304,19 @@ final class FileBatchReader(
         finally batch.close()
       }
     }
+  }
+}
+
+object FileBatchReader {
+  /** Rows [0, n) of `v` set to `value` (null, or a boolean, byte, short, int or long as `v`'s type):
+    * a table format's constant column ([[ColumnPlan.Constant]]). */
+  private def fillConstant(v: WritableColumnVector, value: Any, n: Int): Unit = value match {
+    case null => v.putNulls(0, n)
+    case b: Boolean => v.putBooleans(0, n, b)
+    case b: Byte => v.putBytes(0, n, b)
+    case s: Short => v.putShorts(0, n, s)
+    case i: Int => v.putInts(0, n, i)
+    case l: Long => v.putLongs(0, n, l)
+    case other => throw new IllegalArgumentException(s"internal error: unsupported constant column value $other")
   }
 }

@@ -9,7 +9,7 @@ import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData, ColumnPath, ParquetMetadata}
 import org.apache.parquet.schema.Type
 import org.apache.parquet.schema.Type.Repetition
-import org.apache.spark.sql.execution.datasources.parquet.ParquetUtils
+import org.apache.spark.sql.execution.datasources.parquet.{ParquetFileFormat, ParquetUtils}
 import org.apache.spark.sql.types._
 
 import lmspark.column.{ColumnReadOptions, ColumnReaderFactory, NestedShape, RebaseCheck}
@@ -26,6 +26,11 @@ object ColumnPlan {
   case object Missing extends ColumnPlan
   /** A nested requested column (struct, list, map): its leaves are plan columns of their own. */
   final case class Nested(shape: NestedShape) extends ColumnPlan
+  /** The row-index column Spark's readers fill for `_metadata.row_index` (each row's index in the
+    * file): read from no chunk ([[lmspark.column.RowIndexReader]]). */
+  case object RowIndex extends ColumnPlan
+  /** A column the table format fills with one value on every row ([[ScanSettings.constantColumns]]). */
+  final case class Constant(value: Any) extends ColumnPlan
 }
 
 /**
@@ -44,7 +49,7 @@ final case class FileReadPlan(columns: IndexedSeq[ColumnPlan]) {
     * or none (missing). */
   def readColumns(col: Int): Seq[Int] = columns(col) match {
     case _: ColumnPlan.Present => Seq(col)
-    case ColumnPlan.Missing => Nil
+    case ColumnPlan.Missing | ColumnPlan.RowIndex | _: ColumnPlan.Constant => Nil
     case ColumnPlan.Nested(shape) => NestedShape.leaves(shape).map(_.column).distinct
   }
 }
@@ -120,7 +125,10 @@ object FileReadPlan {
     }
 
     def resolve(i: Int, field: StructField): Either[String, ColumnPlan] =
-      if (field.dataType.isInstanceOf[StructType] || field.dataType.isInstanceOf[ArrayType] ||
+      if (field.name == ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME && field.dataType == LongType)
+        Right(ColumnPlan.RowIndex)
+      else if (settings.constantColumns.contains(field.name)) Right(ColumnPlan.Constant(settings.constantColumns(field.name)))
+      else if (field.dataType.isInstanceOf[StructType] || field.dataType.isInstanceOf[ArrayType] ||
           field.dataType.isInstanceOf[MapType]) {
         if (unknownLogicalTypes.nonEmpty && candidates(field).exists(t => unknownLogicalTypes.exists(u => containsName(t, u))))
           Left(s"column ${field.name}: its logical type is unknown to this Spark line's parquet-java")

@@ -64,8 +64,8 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
       selection = plan.columns(col) match {
         case ColumnPlan.Missing =>
           if (filter.nullPasses) selection else RowSelection.none(rowCount)
-        case _: ColumnPlan.Nested =>
-          throw new IllegalStateException(s"internal error: a filter on nested column $name")
+        case _: ColumnPlan.Nested | ColumnPlan.RowIndex | _: ColumnPlan.Constant =>
+          throw new IllegalStateException(s"internal error: a filter on nested or generated column $name")
         case ColumnPlan.Present(descriptor, sparkType, options) =>
           // A selection the policy walks as a mask (by default: a scattered one, of short runs) is
           // not walked run by run: the column is decoded on every row of the row group's initial

@@ -17,7 +17,7 @@ import lmspark.LmConf
 import lmspark.meta.FooterReader
 import lmspark.plan.{FileFallbackReasons, ScanMetrics}
 import lmspark.predicate.Predicate
-import lmspark.shim.SparkInternals
+import lmspark.shim.{SparkInternals, TableFiles}
 
 /**
  * Spark's `ParquetFileFormat` with lmspark's per-file reader. It lives only inside
@@ -30,10 +30,12 @@ import lmspark.shim.SparkInternals
  * configuration across queries. Either way the query is answered. `predicate` is the scan's
  * translated `dataFilters`; lmspark's reader uses it only to skip row groups and pages that
  * provably hold no passing row. `unreadFields` are the nested columns' struct fields the plan never
- * reads ([[ScanSettings]]).
+ * reads ([[ScanSettings]]). `table` is what the table format adds ([[TableFiles]]): each file's
+ * marked rows ([[RowMarks]]), its constant columns, and the reader of the files lmspark hands over
+ * (the table format's own, e.g. Delta's).
  */
 class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallbackReasons: FileFallbackReasons,
-    unreadFields: Set[Seq[String]] = Set.empty)
+    unreadFields: Set[Seq[String]] = Set.empty, table: TableFiles = TableFiles.PlainParquet)
   extends ParquetFileFormat with Logging {
 
   override def toString: String = "Parquet (lmspark)"
@@ -69,14 +71,16 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
     // lmspark always returns batches, whatever the wrapped scan asked for (it asks for rows when
     // whole-stage codegen is off or the schema is wide), so Spark's reader must return batches too.
     val confEntries = ReaderSetups.entriesOf(hadoopConf)
-    val sparkReader = ReaderSetups.sparkReader(sparkSession, dataSchema, partitionSchema, requiredSchema,
+    val sparkReader = ReaderSetups.sparkReader(sparkSession, table, dataSchema, partitionSchema, requiredSchema,
       options + (FileFormat.OPTION_RETURNING_BATCH -> "true"), hadoopConf, confEntries)
 
     val sqlConf = sparkSession.sessionState.conf
     val settings = ScanSettings.of(sqlConf, options, requiredSchema, partitionSchema, predicate, unreadFields)
+      .copy(constantColumns = table.constantColumns)
     val confBroadcast = ReaderSetups.hadoopConf(sparkSession, hadoopConf, confEntries)
     val scanMetrics = metrics
     val reasons = fileFallbackReasons
+    val files = table
 
     (file: PartitionedFile, wanted: WantedRows) => {
       val conf = confBroadcast.value.value
@@ -87,8 +91,10 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       planned match {
         case Right(plan) =>
           scanMetrics.filesRead += 1
-          val reader = try new FileBatchReader(open, plan, file.partitionValues, settings, scanMetrics, wanted)
-          catch { case e: Throwable => open.close(); throw e }
+          val reader = try {
+            val marks = files.markedRows(file, conf).map(new RowMarks(_)).orNull
+            new FileBatchReader(open, plan, file.partitionValues, settings, scanMetrics, wanted, marks)
+          } catch { case e: Throwable => open.close(); throw e }
           SplitRead(reader, everyRow = wanted == null)
         case Left(reason) =>
           open.close()
@@ -113,7 +119,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       hadoopConf: Configuration,
       column: Int): PartitionedFile => Option[SplitSlices] = {
     val settings = ScanSettings.of(sparkSession.sessionState.conf, options, requiredSchema, partitionSchema, predicate,
-      unreadFields)
+      unreadFields).copy(constantColumns = table.constantColumns)
     val confBroadcast = ReaderSetups.hadoopConf(sparkSession, hadoopConf, ReaderSetups.entriesOf(hadoopConf))
     (file: PartitionedFile) => SplitSlices.of(file, confBroadcast.value.value, settings, column)
   }

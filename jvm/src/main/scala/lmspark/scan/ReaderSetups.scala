@@ -8,9 +8,10 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.datasources.PartitionedFile
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.SerializableConfiguration
+
+import lmspark.shim.TableFiles
 
 /**
  * What building a scan's split reader broadcasts, kept on the driver across queries: the scan's
@@ -22,8 +23,9 @@ import org.apache.spark.util.SerializableConfiguration
  * entry of the Hadoop configuration (which carries every SQL setting the session has set), the
  * session's SQL settings, and for Spark's reader the schemas and options. A changed setting,
  * credential or schema therefore gets new broadcasts. Spark's reader is built on a plain
- * `ParquetFileFormat`, so a reused reader carries nothing of the query that built it (no metric,
- * no accumulator). The last [[MaxEntries]] entries are kept; a dropped entry's broadcasts are
+ * `ParquetFileFormat` (or a table format's, keyed by its [[TableFiles]]: for Delta, the table's
+ * path and what Delta's format compares), so a reused reader carries nothing of the query that
+ * built it (no metric, no accumulator). The last [[MaxEntries]] entries are kept; a dropped entry's broadcasts are
  * cleaned by Spark's context cleaner once no plan holds them.
  */
 object ReaderSetups {
@@ -58,14 +60,15 @@ object ReaderSetups {
       session.sparkContext.broadcast(new SerializableConfiguration(conf))
     }
 
-  /** Spark's vectorized Parquet reader (no pushed filter) for these inputs; built by a plain
-    * `ParquetFileFormat` on a copy of `conf` (Spark's builder writes into it). */
-  def sparkReader(session: SparkSession, dataSchema: StructType, partitionSchema: StructType,
+  /** Spark's vectorized Parquet reader (no pushed filter) for these inputs; built by the table's
+    * fallback format (a plain `ParquetFileFormat`, or e.g. Delta's) on a copy of `conf` (Spark's
+    * builder writes into it). */
+  def sparkReader(session: SparkSession, table: TableFiles, dataSchema: StructType, partitionSchema: StructType,
       requiredSchema: StructType, options: Map[String, String], conf: Configuration,
       confEntries: java.util.HashMap[String, String]): SparkReader =
-    cached(session, ("spark reader", confEntries, session.sessionState.conf.getAllConfs, dataSchema, partitionSchema,
-        requiredSchema, options)) {
-      new ParquetFileFormat().buildReaderWithPartitionValues(session, dataSchema, partitionSchema, requiredSchema,
+    cached(session, ("spark reader", table, confEntries, session.sessionState.conf.getAllConfs, dataSchema,
+        partitionSchema, requiredSchema, options)) {
+      table.fallbackFormat.buildReaderWithPartitionValues(session, dataSchema, partitionSchema, requiredSchema,
         Nil, options, new Configuration(conf))
     }
 

@@ -31,6 +31,8 @@ object PruneReason {
   case object Dictionary extends PruneReason
   case object BloomFilter extends PruneReason
   case object PageIndex extends PruneReason
+  /** The table format marks every row of the row group deleted ([[RowMarks]]). */
+  case object Deleted extends PruneReason
 }
 
 /** How one projected column of a row group is fetched: all of its chunk, or only the pages `kept`
@@ -74,9 +76,14 @@ object RowGroupPlan {
   * row group's readers do not read or decode them again. Errors and metadata are named by the
   * file's row-group index ([[ChunkSources.context]]).
   *
-  * Invariant: a row group or page is skipped only when no row in it can make the predicate TRUE. */
+  * Rows the table format drops (`marks`, e.g. a deletion vector's; null: none) leave every row
+ * group's selection last: a row group with no row kept is skipped, and in the others the pages
+ * holding no kept row (by each column's offset index, when it has a usable one) are not fetched.
+ *
+ * Invariant: a row group or page is skipped only when no row in it can make the predicate TRUE, or
+ * no row in it is kept. */
 final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predicate, settings: ScanSettings,
-    metrics: ScanMetrics, sources: ChunkSources) {
+    metrics: ScanMetrics, sources: ChunkSources, marks: RowMarks = null) {
   private[this] val proof = new StatisticsProof(plan, predicate, settings)
 
   private def sparkValues(col: Int): Option[SparkValues] = proof.sparkValues(col)
@@ -111,10 +118,26 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     held.release()
     held = FetchingStream.Fetch.Empty
     decideWithProofs(block, blockIndex) match {
-      case RowGroupDecision.Read(p) if loaded.nonEmpty => RowGroupDecision.Read(p.copy(dictionaries = loaded))
+      case RowGroupDecision.Read(p) => withMarks(block, blockIndex, if (loaded.nonEmpty) p.copy(dictionaries = loaded) else p)
       case d => d
     }
   }
+
+  /** Plan `p` of `block` with the rows the table format drops left out of its selection, or Skip
+    * when no row is left. */
+  private def withMarks(block: BlockMetaData, blockIndex: Int, p: RowGroupPlan): RowGroupDecision =
+    if (marks == null) RowGroupDecision.Read(p)
+    else marks.keptWithin(file.firstRow(blockIndex), block.getRowCount) match {
+      case None => RowGroupDecision.Read(p)
+      case Some(kept) =>
+        metrics.rowsDeleted += block.getRowCount - kept.selectedCount
+        val selection = p.selection.fold(kept)(_.intersection(kept))
+        if (selection.selectedCount == 0) RowGroupDecision.Skip(PruneReason.Deleted)
+        else RowGroupDecision.Read(p.copy(selection = Some(selection), fetches = plan.columns.indices.toArray.map { col =>
+          p.fetches(col).map(_.locations).orElse(locations(block, blockIndex, col))
+            .map(loc => ColumnFetch(loc, ScanRanges.selectedPages(selection, loc)))
+        }))
+    }
 
   private def decideWithProofs(block: BlockMetaData, blockIndex: Int): RowGroupDecision = {
     val rowCount = block.getRowCount
@@ -399,15 +422,23 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     * chunk has a usable offset index, the pages that hold none of them are neither fetched nor
     * decoded; the other columns' chunks are read whole and skipped through. */
   def selectRows(block: BlockMetaData, blockIndex: Int, selection: RowSelection): RowGroupPlan = {
-    if (settings.usePageIndex) fetchIndexes()
+    require(marks == null, "internal error: a read of wanted rows of a file with marked rows")
     val fetches = plan.columns.indices.toArray.map { col =>
-      if (!settings.usePageIndex) None
-      else for {
-        c <- chunk(block, col)
-        raw <- pageIndex(block, blockIndex, col, c)
-        loc <- checkedLocations(raw, c, block.getRowCount)
-      } yield ColumnFetch(loc, ScanRanges.selectedPages(selection, loc))
+      locations(block, blockIndex, col).map(loc => ColumnFetch(loc, ScanRanges.selectedPages(selection, loc)))
     }
     RowGroupPlan(blockIndex, block.getRowCount, Predicate.True, Some(selection), fetches)
   }
+
+  /** Column `col`'s page locations in `block` from its checked offset index, when page indexes are
+    * used and it has a usable one (the split's indexes are fetched the first time). */
+  private def locations(block: BlockMetaData, blockIndex: Int, col: Int): Option[PageLocations] =
+    if (!settings.usePageIndex) None
+    else {
+      fetchIndexes()
+      for {
+        c <- chunk(block, col)
+        raw <- pageIndex(block, blockIndex, col, c)
+        loc <- checkedLocations(raw, c, block.getRowCount)
+      } yield loc
+    }
 }

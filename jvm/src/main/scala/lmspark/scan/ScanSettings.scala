@@ -22,6 +22,8 @@ import lmspark.predicate.Predicate
  * flags; the
  * I/O fields are the `spark.lmspark.io.*` flags (`open`: how files are opened and fetched ahead).
  * `unreadFields` are the struct fields of nested columns the plan never reads (read as nulls).
+ * `constantColumns` are the required columns a table format fills with one value
+ * ([[lmspark.shim.TableFiles]]), by name.
  */
 final case class ScanSettings(
     requiredSchema: StructType,
@@ -57,7 +59,8 @@ final case class ScanSettings(
     exploreEvery: Int = 8,
     selectionThreshold: Int = 11,
     selectionPolicy: String = "auto",
-    unreadFields: Set[Seq[String]] = Set.empty) {
+    unreadFields: Set[Seq[String]] = Set.empty,
+    constantColumns: Map[String, Any] = Map.empty) {
 
   /** How row selections are walked (`spark.lmspark.selection.policy` and `.threshold`), resolved per
     * row group by the output read loops and the filter-first pass. */

@@ -97,11 +97,8 @@ class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
     }
   }
 
-  test("_metadata columns are declined with a reason") {
-    def q = flat.select(col("id"), col("_metadata.file_path"))
-    val (_, reasons) = declined(q)
-    assert(reasons.exists(_.contains("_metadata")), reasons)
-    checkSparkAnswer(q)
+  test("_metadata columns are served, with Spark's answers (MetadataColumnsSuite has the rest)") {
+    checkSparkAnswerAndLmUsed(flat.select(col("id"), col("_metadata.file_path"), col("_metadata.row_index")))
   }
 
   test("ignoreCorruptFiles is served by lmspark's scan, as session conf and as read option") {

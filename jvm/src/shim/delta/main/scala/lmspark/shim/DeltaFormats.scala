@@ -6,10 +6,11 @@ import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
 
 /**
  * What lmspark reads of a Delta scan, decided from Delta's format (the same API in every Delta
- * release lmspark builds against). A scan reads as plain Parquet when Delta's reader would hand
- * the file to Spark's unchanged: no deletion vectors marked in the scan (`tablePath` is set only
- * when Delta rewrote the scan to drop deleted rows), no column mapping, not a change-data-feed
- * read, splits and pushdown allowed, no Delta-internal column, no widened column type.
+ * release lmspark builds against). lmspark reads a scan when Delta's reader would hand each file to
+ * Spark's, but for the deleted rows of deletion vectors ([[DeltaFiles]]): no column mapping, not a
+ * change-data-feed read, splits and pushdown allowed (Delta's rewrite for deletion vectors then
+ * reads `_metadata.row_index`, not its own row counter), no Delta-internal column but the
+ * is-deleted one that rewrite adds, no widened column type.
  *
  * Loads Delta's classes: only [[DeltaTables]] calls it, for a format it recognised.
  */
@@ -22,18 +23,19 @@ private[shim] object DeltaFormats {
     val f = format.asInstanceOf[DeltaParquetFileFormat]
     val reasons = Seq.newBuilder[String]
     if (f.isCDCRead) reasons += "a Delta change data feed read"
-    if (f.tablePath.isDefined)
-      reasons += "Delta deletion vectors (files of this table have deleted rows; not served yet)"
     if (f.columnMappingMode != NoMapping)
       reasons += s"Delta column mapping, mode ${f.columnMappingMode.name} (not served yet)"
     if (!f.optimizationsEnabled) reasons += "Delta reads this scan unsplit and without filter pushdown"
-    val internal = requiredSchema.fieldNames.filter(n =>
-      n == DeltaParquetFileFormat.IS_ROW_DELETED_COLUMN_NAME || n == DeltaParquetFileFormat.ROW_INDEX_COLUMN_NAME)
+    // The is-deleted column is lmspark's to fill only in Delta's rewrite for deletion vectors (a table path).
+    val internal = requiredSchema.fieldNames.filter(n => n == DeltaParquetFileFormat.ROW_INDEX_COLUMN_NAME ||
+      (n == DeltaParquetFileFormat.IS_ROW_DELETED_COLUMN_NAME && f.tablePath.isEmpty))
     if (internal.nonEmpty) reasons += s"reads Delta's internal columns (${internal.mkString(", ")})"
     val widened = widenedColumns(f.referenceSchema, "")
     if (widened.nonEmpty) reasons += s"Delta type widening, columns ${widened.mkString(", ")} (not served yet)"
     reasons.result()
   }
+
+  def files(format: FileFormat): TableFiles = DeltaFiles(format.asInstanceOf[DeltaParquetFileFormat].tablePath, format)
 
   def declined(format: FileFormat, reasons: Seq[String]): FileFormat with DeclinedFormat =
     new DeclinedDeltaParquetFileFormat(reasons, format.asInstanceOf[DeltaParquetFileFormat])

@@ -25,6 +25,9 @@ object DeltaTables {
   def declineReasons(format: FileFormat, requiredSchema: StructType): Seq[String] =
     DeltaFormats.declineReasons(format, requiredSchema)
 
+  /** How lmspark reads the data files of a Delta scan of `format` that it serves. */
+  def files(format: FileFormat): TableFiles = DeltaFormats.files(format)
+
   /** `format` unchanged in behaviour, naming `reasons` in `EXPLAIN`. */
   def declined(format: FileFormat, reasons: Seq[String]): FileFormat with DeclinedFormat =
     DeltaFormats.declined(format, reasons)

@@ -21,9 +21,12 @@ import lmspark.testutil.{FilterColumn, LmSparkSession, RandomPredicates}
  * Delta itself.
  *  - A table whose scan reads as plain Parquet (no deletion vectors marked, no column mapping) is
  *    read by lmspark's scan, partitioned or not.
- *  - A table with deletion vectors in its files, or with column mapping, is declined with the reason
- *    in every `EXPLAIN` mode, and Delta's reader (kept intact) gives the rows.
- * Row counts are also checked against the generated rows themselves (deleted rows never come back).
+ *  - A table with deleted rows marked in deletion vectors (by DELETE, UPDATE and MERGE) is read by
+ *    lmspark's scan, in one split per file or several; the rows are also checked against the
+ *    generated rows with the DML applied without Delta, and the pages read and values decoded
+ *    against the file's offset index and the deleted rows.
+ *  - A table with column mapping is declined with the reason in every `EXPLAIN` mode, and Delta's
+ *    reader (kept intact) gives the rows.
  *
  * The seed is printed; `LMSPARK_TEST_SEED=<seed>` reruns a failing case, whose SQL is printed.
  */
@@ -69,6 +72,9 @@ class DeltaScanSuite extends AnyFunSuite with LmSparkSession {
   }
 
   private def read(path: String): DataFrame = spark.read.format("delta").load(path)
+
+  /** `data` as Spark collects rows of [[schema]] (external date and timestamp types). */
+  private def asRows(data: Seq[Row]): Array[Row] = spark.createDataFrame(data.asJava, schema).collect()
 
   /** The Delta scans of `plan` lmspark declined, with their reasons. */
   private def declinedDeltaScans(plan: SparkPlan): Seq[(FileSourceScanExec, Seq[String])] =
@@ -136,21 +142,147 @@ class DeltaScanSuite extends AnyFunSuite with LmSparkSession {
     differential("dv-none", path, data, 15, served = true)
   }
 
-  test("deleted rows marked in deletion vectors: declined with the reason in EXPLAIN, Delta's rows") {
+  test("deleted rows marked in deletion vectors: lmspark's scan drops them, with Delta's rows") {
     val data = rows(new Random(seed + 3))
     val path = deltaTable("dv", data, partitioned = false, "enableDeletionVectors" -> "true")
     DeltaTable.forPath(spark, path).delete("id % 7 = 3")
     // The table's own oracle: the generated rows minus the deleted ones, for lmspark on and off.
-    val kept = data.count(_.getLong(0) % 7 != 3)
-    withConf("spark.lmspark.enabled" -> "true") { assert(read(path).count() == kept) }
-    withConf("spark.lmspark.enabled" -> "false") { assert(read(path).count() == kept) }
-    val df = read(path).where("k > 0")
-    val plan = executedPlan(df)
-    val reasons = declinedDeltaScans(plan).flatMap(_._2)
-    assert(reasons.exists(_.contains("Delta deletion vectors")), plan)
-    val explain = df.queryExecution.explainString(SimpleMode)
-    assert(explain.contains("lmspark fallback: Delta deletion vectors"), explain)
-    differential("dv", path, data.filter(_.getLong(0) % 7 != 3), 30, served = false, "Delta deletion vectors")
+    val kept = data.filter(_.getLong(0) % 7 != 3)
+    withConf("spark.lmspark.enabled" -> "true") { assert(read(path).count() == kept.size) }
+    withConf("spark.lmspark.enabled" -> "false") { assert(read(path).count() == kept.size) }
+    val plan = withConf("spark.lmspark.enabled" -> "true") {
+      val df = read(path)
+      assert(normalized(df.collect()) == normalized(asRows(kept)))
+      df.queryExecution.executedPlan
+    }
+    assert(lmScans(plan).nonEmpty && declinedDeltaScans(plan).isEmpty, plan)
+    assert(lmScans(plan).map(_.metrics(LmMetrics.RowsDeleted).value).sum == data.size - kept.size, plan)
+    differential("dv", path, kept, 60, served = true)
+  }
+
+  /** `data` after the DML of [[dmlTable]], computed without Delta. */
+  private def afterDml(data: Seq[Row]): Seq[Row] = {
+    val updated = data.filter(_.getLong(0) % 7 != 3).map { r =>
+      if (r.getLong(0) % 11 == 5 && !r.isNullAt(1)) Row.fromSeq(r.toSeq.updated(1, r.getInt(1) + 1)) else r
+    }
+    val source = mergeSource(data)
+    val sourceIds = source.map(_.getLong(0)).toSet
+    val merged = updated.flatMap { r =>
+      val id = r.getLong(0)
+      if (!sourceIds.contains(id)) Some(r)
+      else if (id % 2 == 0) None
+      else Some(Row.fromSeq(r.toSeq.updated(4, "merged")))
+    }
+    val present = updated.map(_.getLong(0)).toSet
+    merged ++ source.filterNot(r => present.contains(r.getLong(0)))
+  }
+
+  /** MERGE's source: every 13th id of `data`, and 40 new ids. */
+  private def mergeSource(data: Seq[Row]): Seq[Row] =
+    data.filter(_.getLong(0) % 13 == 0).map(r => Row.fromSeq(r.toSeq.updated(4, "merged"))) ++
+      rows(new Random(seed + 99)).take(40).map(r => Row.fromSeq(r.toSeq.updated(0, rowCount + r.getLong(0))))
+
+  /** A Delta table with deletion vectors, several row groups of small pages per file, and rows
+    * deleted, updated and merged (each of which marks rows in deletion vectors). */
+  private def dmlTable(label: String, data: Seq[Row]): String = {
+    val path = withHadoopConf("parquet.block.size" -> "16384", "parquet.page.row.count.limit" -> "100") {
+      val p = deltaTable(label, data, partitioned = false, "enableDeletionVectors" -> "true")
+      val table = DeltaTable.forPath(spark, p)
+      table.delete("id % 7 = 3")
+      table.update(functions.expr("id % 11 = 5"), Map("k" -> functions.expr("k + 1")).asJava)
+      table.as("t").merge(spark.createDataFrame(mergeSource(data).asJava, schema).as("s"), "t.id = s.id")
+        .whenMatched("t.id % 2 = 0").delete()
+        .whenMatched().updateExpr(Map("s" -> "s.s").asJava)
+        .whenNotMatched().insertAll()
+        .execute()
+      p
+    }
+    val dvFiles = new java.io.File(path).listFiles().count(_.getName.startsWith("deletion_vector_"))
+    assert(dvFiles > 0, s"no deletion vector file in $path")
+    path
+  }
+
+  private def withHadoopConf[T](pairs: (String, String)*)(body: => T): T = {
+    val conf = spark.sparkContext.hadoopConfiguration
+    val old = pairs.map { case (k, _) => k -> Option(conf.get(k)) }
+    pairs.foreach { case (k, v) => conf.set(k, v) }
+    try body finally old.foreach { case (k, v) => v.fold(conf.unset(k))(conf.set(k, _)) }
+  }
+
+  test("DELETE, UPDATE and MERGE with deletion vectors: lmspark's rows are the table's, in every split") {
+    val data = rows(new Random(seed + 6))
+    val path = dmlTable("dv-dml", data)
+    val expected = afterDml(data)
+    Seq("128MB", "24KB").foreach { split =>
+      withConf("spark.lmspark.enabled" -> "true", "spark.sql.files.maxPartitionBytes" -> split,
+          "spark.sql.files.openCostInBytes" -> "1") {
+        val df = read(path)
+        val actual = df.collect()
+        val plan = df.queryExecution.executedPlan
+        assert(lmScans(plan).nonEmpty && declinedDeltaScans(plan).isEmpty, plan)
+        assert(normalized(actual) == normalized(asRows(expected)), s"splits of at most $split")
+        assert(df.rdd.getNumPartitions >= 1)
+      }
+    }
+    withConf("spark.sql.files.maxPartitionBytes" -> "24KB", "spark.sql.files.openCostInBytes" -> "1") {
+      assert(read(path).rdd.getNumPartitions > 4, "the small splits did not split the files")
+      differential("dv-dml", path, expected, 150, served = true)
+    }
+  }
+
+  test("deleted rows are never decoded, and pages whose rows are all deleted are never read") {
+    val data = rows(new Random(seed + 7))
+    val path = withHadoopConf("parquet.block.size" -> "32768", "parquet.page.row.count.limit" -> "100") {
+      val p = newDir("dv-pages")
+      withConf("spark.databricks.delta.properties.defaults.enableDeletionVectors" -> "true") {
+        spark.createDataFrame(data.asJava, schema).coalesce(1).sortWithinPartitions("id").write.format("delta").save(p)
+      }
+      p
+    }
+    // Whole pages (ids 300 to 899) and scattered rows.
+    def deleted(id: Long): Boolean = (id >= 300 && id < 900) || id % 9 == 4
+    DeltaTable.forPath(spark, path).delete("(id >= 300 AND id < 900) OR id % 9 = 4")
+    val kept = data.filterNot(r => deleted(r.getLong(0)))
+    // The oracle: per column chunk, the pages (by the file's offset index) holding a kept row.
+    val file = new java.io.File(path).listFiles().filter(_.getName.endsWith(".parquet")).toSeq
+    assert(file.size == 1, file)
+    val reader = org.apache.parquet.hadoop.ParquetFileReader.open(org.apache.parquet.hadoop.util.HadoopInputFile
+      .fromPath(new org.apache.hadoop.fs.Path(file.head.getAbsolutePath), spark.sessionState.newHadoopConf()))
+    val (groups, pagesWithKeptRows) = try {
+      val blocks = reader.getFooter.getBlocks.asScala
+      var first = 0L
+      var pages = 0L
+      blocks.foreach { b =>
+        b.getColumns.asScala.foreach { c =>
+          val oi = reader.readOffsetIndex(c)
+          (0 until oi.getPageCount).foreach { p =>
+            val end = if (p + 1 < oi.getPageCount) oi.getFirstRowIndex(p + 1) else b.getRowCount
+            // One file sorted by id, ids from 0: a row's index in the file is its id.
+            if ((oi.getFirstRowIndex(p) until end).exists(r => !deleted(first + r))) pages += 1
+          }
+        }
+        first += b.getRowCount
+      }
+      (blocks.size, pages)
+    } finally reader.close()
+    assert(groups > 1, s"one row group only in $file")
+    assert(data.map(_.getLong(0)) == data.indices.map(_.toLong))
+    // Selections walked run by run (selectors) decode no deleted row; walked as masks, they decode stretches of
+    // rows between the pages left out and copy the kept ones: more values, the same pages.
+    Seq("selectors" -> true, "auto" -> false, "mask" -> false).foreach { case (policy, exact) =>
+      withConf("spark.lmspark.enabled" -> "true", "spark.lmspark.selection.policy" -> policy) {
+        val df = read(path)
+        assert(normalized(df.collect()) == normalized(asRows(kept)), policy)
+        val m = lmScans(df.queryExecution.executedPlan).head.metrics
+        assert(m(LmMetrics.PagesRead).value == pagesWithKeptRows, s"pages read, policy $policy; $groups row groups")
+        assert(m(LmMetrics.PagesPruned).value > 0, policy)
+        // Every column of the file and the row index, for the kept rows only.
+        val decoded = m(LmMetrics.ValuesDecoded).value
+        val keptValues = kept.size.toLong * (schema.size + 1)
+        assert(if (exact) decoded == keptValues else decoded >= keptValues, s"$decoded values decoded, policy $policy")
+        assert(m(LmMetrics.RowsDeleted).value == data.size - kept.size, policy)
+      }
+    }
   }
 
   test("column mapping by name: declined with the reason, Delta's rows after a rename") {

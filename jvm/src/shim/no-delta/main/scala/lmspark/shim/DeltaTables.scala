@@ -10,6 +10,8 @@ object DeltaTables {
   def isDelta(format: FileFormat): Boolean = false
   def declineReasons(format: FileFormat, requiredSchema: StructType): Seq[String] =
     throw new UnsupportedOperationException("no Delta support on this line")
+  def files(format: FileFormat): TableFiles =
+    throw new UnsupportedOperationException("no Delta support on this line")
   def declined(format: FileFormat, reasons: Seq[String]): FileFormat with DeclinedFormat =
     throw new UnsupportedOperationException("no Delta support on this line")
 }

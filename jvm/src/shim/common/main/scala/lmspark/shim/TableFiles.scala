@@ -1,0 +1,41 @@
+package lmspark.shim
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+
+/**
+ * The rows of one data file a table format marks, by their index in the file (as `_metadata.row_index`
+ * counts them): `rows` sorted ascending, distinct and non-negative. `keepMarked`: the marked rows are
+ * the only ones the scan yields; otherwise they are the ones it drops (a deletion vector).
+ */
+final case class MarkedRows(rows: Array[Long], keepMarked: Boolean)
+
+/**
+ * What a table format adds to reading its data files as Parquet, beyond Spark's Parquet reader:
+ * per file, the rows it marks ([[markedRows]], e.g. Delta's deletion vectors), columns of the scan's
+ * required schema it fills with a constant (by name), and the format that reads a file lmspark hands
+ * over, which applies both itself. Built on the driver per scan; `markedRows` runs in tasks.
+ *
+ * Invariant: a file read with `markedRows` applied and `constantColumns` filled yields exactly the
+ * rows and values `fallbackFormat`'s reader yields for it.
+ */
+trait TableFiles extends Serializable {
+  /** The rows `file` marks (None: it marks none), loaded with the task's `conf`. */
+  def markedRows(file: PartitionedFile, conf: Configuration): Option[MarkedRows]
+
+  /** Columns of the required schema the format fills with one value (by exact name). */
+  def constantColumns: Map[String, Any]
+
+  /** The format whose reader reads a file lmspark hands over (driver side only). */
+  def fallbackFormat: FileFormat
+}
+
+object TableFiles {
+  /** Plain Parquet: no marked rows, no constant columns, Spark's reader. */
+  object PlainParquet extends TableFiles {
+    def markedRows(file: PartitionedFile, conf: Configuration): Option[MarkedRows] = None
+    def constantColumns: Map[String, Any] = Map.empty
+    @transient lazy val fallbackFormat: FileFormat = new ParquetFileFormat()
+  }
+}

@@ -1,0 +1,62 @@
+package lmspark.shim
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.delta.{DeltaParquetFileFormat, RowIndexFilterType}
+import org.apache.spark.sql.delta.actions.DeletionVectorDescriptor
+import org.apache.spark.sql.delta.deletionvectors.StoredBitmap
+import org.apache.spark.sql.delta.storage.dv.HadoopFileSystemDVStore
+import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
+
+/**
+ * A Delta scan's data files as lmspark reads them: each file's deletion vector, loaded with
+ * Delta's own classes from the descriptor Delta's file index put on the file
+ * (`otherConstantMetadataColumnValues`), becomes the file's marked rows; Delta's is-deleted column
+ * reads as 0 (keep) on every row lmspark yields, so Delta's `Filter` above the scan passes them all.
+ * A file lmspark hands over goes to Delta's own reader (`format`), which marks deleted rows itself.
+ *
+ * `tablePath` is the table's data path, against which Delta resolves relative deletion-vector
+ * paths; None when Delta did not rewrite the scan for deletion vectors: Delta's reader then yields
+ * every row of a file, and so does lmspark.
+ * Loads Delta's classes: made only for a format [[DeltaTables.isDelta]] accepted.
+ */
+private[shim] final case class DeltaFiles(tablePath: Option[String], @transient format: FileFormat) extends TableFiles {
+
+  def markedRows(file: PartitionedFile, conf: Configuration): Option[MarkedRows] =
+    tablePath.flatMap(marked(file, conf, _))
+
+  private def marked(file: PartitionedFile, conf: Configuration, path: String): Option[MarkedRows] = {
+    val m = file.otherConstantMetadataColumnValues
+    (m.get(DeltaParquetFileFormat.FILE_ROW_INDEX_FILTER_ID_ENCODED),
+      m.get(DeltaParquetFileFormat.FILE_ROW_INDEX_FILTER_TYPE)) match {
+      case (None, None) => None
+      case (Some(encoded: String), Some(kind: RowIndexFilterType)) =>
+        val keep = kind match {
+          case RowIndexFilterType.IF_CONTAINED => false
+          case RowIndexFilterType.IF_NOT_CONTAINED => true
+          case other => throw new IllegalStateException(
+            s"lmspark cannot read ${file.filePath}: unknown Delta row index filter type $other")
+        }
+        val dv = DeletionVectorDescriptor.deserializeFromBase64(encoded)
+        val rows =
+          if (dv.cardinality == 0) Array.emptyLongArray
+          else StoredBitmap.create(dv, new Path(path)).load(new HadoopFileSystemDVStore(conf)).toArray
+        if (!isSortedDistinct(rows)) java.util.Arrays.sort(rows) // RoaringBitmapArray lists them in order already
+        Some(MarkedRows(rows, keep))
+      case (id, kind) => throw new IllegalStateException(
+        s"lmspark cannot read ${file.filePath}: Delta's deletion vector descriptor ($id) and filter type ($kind) " +
+          "must come together")
+    }
+  }
+
+  val constantColumns: Map[String, Any] =
+    if (tablePath.isDefined) Map(DeltaParquetFileFormat.IS_ROW_DELETED_COLUMN_NAME -> 0.toByte) else Map.empty
+
+  def fallbackFormat: FileFormat = format
+
+  private def isSortedDistinct(rows: Array[Long]): Boolean = {
+    var i = 1
+    while (i < rows.length && rows(i - 1) < rows(i)) i += 1
+    i >= rows.length
+  }
+}
