@@ -37,9 +37,9 @@ import lmspark.shim.{DeltaTables, ScanExtras, ScanFields, SparkScanShim, TableFi
  * `topKLimit` rows by `topKOrder` ([[TopKRead]]): rows, never batches. `topKNote` says why a
  * top-k above it is not read that way.
  *
- * Invariant: `relation.fileFormat` is Spark's plain `ParquetFileFormat`, or Delta's format of a scan that
- * reads as plain Parquet (`lmspark.shim.DeltaTables`); the lmspark format only
- * ever lives inside [[wrapped]].
+ * Invariant: `relation.fileFormat` is Spark's plain `ParquetFileFormat`, or Delta's format of a scan
+ * lmspark serves (`lmspark.shim.DeltaTables`; what Delta adds to reading its files, `tableFiles`,
+ * goes to the reader); the lmspark format only ever lives inside [[wrapped]].
  */
 case class LmParquetScanExec(
     @transient relation: HadoopFsRelation,
@@ -112,7 +112,7 @@ case class LmParquetScanExec(
         if (!partitions.forall(_.isInstanceOf[FilePartition])) None
         else {
           val settings = ScanSettings.of(conf, relation.options, requiredSchema, relation.partitionSchema,
-            translation.predicate, unreadFields)
+            translation.predicate, unreadFields).withTable(tableFiles)
           val o = SplitPruner.prune(partitions.map(_.asInstanceOf[FilePartition]), settings,
             relation.sparkSession.sessionState.newHadoopConfWithOptions(relation.options), conf,
             LmConf.PRUNING_SPLITS_MAX_FOOTER_READS.get(conf))

@@ -76,7 +76,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
 
     val sqlConf = sparkSession.sessionState.conf
     val settings = ScanSettings.of(sqlConf, options, requiredSchema, partitionSchema, predicate, unreadFields)
-      .copy(constantColumns = table.constantColumns)
+      .withTable(table)
     val confBroadcast = ReaderSetups.hadoopConf(sparkSession, hadoopConf, confEntries)
     val scanMetrics = metrics
     val reasons = fileFallbackReasons
@@ -86,7 +86,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       val conf = confBroadcast.value.value
       val open = FooterReader.open(conf, file.toPath, file.fileSize, file.modificationTime,
         file.start, file.length, settings.open)
-      val planned = try FileReadPlan.build(open.footer, settings.requiredSchema, settings, open.unknownLogicalTypes)
+      val planned = try FileReadPlan.build(open.footer, settings.fileSchema, settings, open.unknownLogicalTypes)
       catch { case e: Throwable => open.close(); throw e }
       planned match {
         case Right(plan) =>
@@ -119,7 +119,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       hadoopConf: Configuration,
       column: Int): PartitionedFile => Option[SplitSlices] = {
     val settings = ScanSettings.of(sparkSession.sessionState.conf, options, requiredSchema, partitionSchema, predicate,
-      unreadFields).copy(constantColumns = table.constantColumns)
+      unreadFields).withTable(table)
     val confBroadcast = ReaderSetups.hadoopConf(sparkSession, hadoopConf, ReaderSetups.entriesOf(hadoopConf))
     (file: PartitionedFile) => SplitSlices.of(file, confBroadcast.value.value, settings, column)
   }

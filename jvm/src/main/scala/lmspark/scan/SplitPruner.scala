@@ -137,7 +137,7 @@ object SplitPruner extends Logging {
     * or a footer check fails. */
   private def prove(path: String, size: Long, f: FileFooter, settings: ScanSettings): Option[Array[Boolean]] =
     try {
-      FileReadPlan.build(f.footer, settings.requiredSchema, settings, f.unknownLogicalTypes).toOption.map { plan =>
+      FileReadPlan.build(f.footer, settings.fileSchema, settings, f.unknownLogicalTypes).toOption.map { plan =>
         FooterChecks.check(path, f.footer, FooterChecks.FileBounds(size, f.footerStart), f.index, plan.leaves)
         val proof = new StatisticsProof(plan, settings.predicate, settings)
         f.footer.getBlocks.asScala.map(b => proof.skip(b).isDefined).toArray

@@ -48,7 +48,7 @@ object SplitSlices extends Logging {
     val path = split.toPath
     try {
       val f = FooterReader.fileFooter(conf, path, split.fileSize, split.modificationTime, settings.open)
-      FileReadPlan.build(f.footer, settings.requiredSchema, settings, f.unknownLogicalTypes).toOption.flatMap { plan =>
+      FileReadPlan.build(f.footer, settings.fileSchema, settings, f.unknownLogicalTypes).toOption.flatMap { plan =>
         FooterChecks.check(path.toString, f.footer, FooterChecks.FileBounds(split.fileSize, f.footerStart), f.index,
           plan.leaves)
         val field = settings.requiredSchema(column)

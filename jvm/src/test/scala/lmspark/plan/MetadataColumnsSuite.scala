@@ -46,7 +46,7 @@ class MetadataColumnsSuite extends AnyFunSuite with LmSparkSession {
   private def columns: IndexedSeq[FilterColumn] = IndexedSeq(
     FilterColumn("id", LongType, values.map(_._1), IndexedSeq(0)),
     FilterColumn("k", IntegerType, values.map(_._2), IndexedSeq(0)),
-    FilterColumn("v", IntegerType, values.map(_._3.orNull), IndexedSeq(0)),
+    FilterColumn("v", IntegerType, values.map(_._3.fold(null: Any)(v => v)), IndexedSeq(0)),
     FilterColumn("s", StringType, values.map(_._4), IndexedSeq(0)))
 
   private val projections = Seq(

@@ -3,6 +3,7 @@ package lmspark.shim
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.types.StructType
 
 /**
  * The rows of one data file a table format marks, by their index in the file (as `_metadata.row_index`
@@ -13,9 +14,10 @@ final case class MarkedRows(rows: Array[Long], keepMarked: Boolean)
 
 /**
  * What a table format adds to reading its data files as Parquet, beyond Spark's Parquet reader:
- * per file, the rows it marks ([[markedRows]], e.g. Delta's deletion vectors), columns of the scan's
- * required schema it fills with a constant (by name), and the format that reads a file lmspark hands
- * over, which applies both itself. Built on the driver per scan; `markedRows` runs in tasks.
+ * per file, the rows it marks ([[markedRows]], e.g. Delta's deletion vectors), the names and field
+ * ids its files use for the scan's columns ([[fileSchema]], Delta's column mapping), columns of the
+ * scan's required schema it fills with a constant (by name), and the format that reads a file
+ * lmspark hands over, which applies all of them itself. Built on the driver per scan; `markedRows` runs in tasks.
  *
  * Invariant: a file read with `markedRows` applied and `constantColumns` filled yields exactly the
  * rows and values `fallbackFormat`'s reader yields for it.
@@ -23,6 +25,11 @@ final case class MarkedRows(rows: Array[Long], keepMarked: Boolean)
 trait TableFiles extends Serializable {
   /** The rows `file` marks (None: it marks none), loaded with the task's `conf`. */
   def markedRows(file: PartitionedFile, conf: Configuration): Option[MarkedRows]
+
+  /** The schema to find `requiredSchema`'s columns by in a data file (driver side only): the same
+    * columns in the same order, under the names and field ids the files use (Delta's column
+    * mapping), or `requiredSchema` itself. */
+  def fileSchema(requiredSchema: StructType): StructType
 
   /** Columns of the required schema the format fills with one value (by exact name). */
   def constantColumns: Map[String, Any]
@@ -35,6 +42,7 @@ object TableFiles {
   /** Plain Parquet: no marked rows, no constant columns, Spark's reader. */
   object PlainParquet extends TableFiles {
     def markedRows(file: PartitionedFile, conf: Configuration): Option[MarkedRows] = None
+    def fileSchema(requiredSchema: StructType): StructType = requiredSchema
     def constantColumns: Map[String, Any] = Map.empty
     @transient lazy val fallbackFormat: FileFormat = new ParquetFileFormat()
   }

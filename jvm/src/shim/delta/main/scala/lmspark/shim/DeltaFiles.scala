@@ -7,9 +7,11 @@ import org.apache.spark.sql.delta.actions.DeletionVectorDescriptor
 import org.apache.spark.sql.delta.deletionvectors.StoredBitmap
 import org.apache.spark.sql.delta.storage.dv.HadoopFileSystemDVStore
 import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
+import org.apache.spark.sql.types.StructType
 
 /**
- * A Delta scan's data files as lmspark reads them: each file's deletion vector, loaded with
+ * A Delta scan's data files as lmspark reads them: columns found under Delta's physical names (and
+ * field ids, in column mapping mode `id`) as Delta's reader finds them; each file's deletion vector, loaded with
  * Delta's own classes from the descriptor Delta's file index put on the file
  * (`otherConstantMetadataColumnValues`), becomes the file's marked rows; Delta's is-deleted column
  * reads as 0 (keep) on every row lmspark yields, so Delta's `Filter` above the scan passes them all.
@@ -48,6 +50,10 @@ private[shim] final case class DeltaFiles(tablePath: Option[String], @transient 
           "must come together")
     }
   }
+
+  /** Delta's own renaming (`prepareSchemaForRead`): physical names, and field ids in `id` mode. */
+  def fileSchema(requiredSchema: StructType): StructType =
+    format.asInstanceOf[DeltaParquetFileFormat].prepareSchemaForRead(requiredSchema)
 
   val constantColumns: Map[String, Any] =
     if (tablePath.isDefined) Map(DeltaParquetFileFormat.IS_ROW_DELETED_COLUMN_NAME -> 0.toByte) else Map.empty

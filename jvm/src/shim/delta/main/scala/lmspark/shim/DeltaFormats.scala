@@ -1,14 +1,14 @@
 package lmspark.shim
 
-import org.apache.spark.sql.delta.{DeltaParquetFileFormat, NoMapping}
+import org.apache.spark.sql.delta.{DeltaParquetFileFormat, IdMapping, NameMapping, NoMapping}
 import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
 
 /**
  * What lmspark reads of a Delta scan, decided from Delta's format (the same API in every Delta
  * release lmspark builds against). lmspark reads a scan when Delta's reader would hand each file to
- * Spark's, but for the deleted rows of deletion vectors ([[DeltaFiles]]): no column mapping, not a
- * change-data-feed read, splits and pushdown allowed (Delta's rewrite for deletion vectors then
+ * Spark's, but for the deleted rows of deletion vectors and the physical names and ids of column
+ * mapping ([[DeltaFiles]]): not a change-data-feed read, splits and pushdown allowed (Delta's rewrite for deletion vectors then
  * reads `_metadata.row_index`, not its own row counter), no Delta-internal column but the
  * is-deleted one that rewrite adds, no widened column type.
  *
@@ -23,8 +23,8 @@ private[shim] object DeltaFormats {
     val f = format.asInstanceOf[DeltaParquetFileFormat]
     val reasons = Seq.newBuilder[String]
     if (f.isCDCRead) reasons += "a Delta change data feed read"
-    if (f.columnMappingMode != NoMapping)
-      reasons += s"Delta column mapping, mode ${f.columnMappingMode.name} (not served yet)"
+    if (f.columnMappingMode != NoMapping && f.columnMappingMode != NameMapping && f.columnMappingMode != IdMapping)
+      reasons += s"Delta column mapping, mode ${f.columnMappingMode.name}"
     if (!f.optimizationsEnabled) reasons += "Delta reads this scan unsplit and without filter pushdown"
     // The is-deleted column is lmspark's to fill only in Delta's rewrite for deletion vectors (a table path).
     val internal = requiredSchema.fieldNames.filter(n => n == DeltaParquetFileFormat.ROW_INDEX_COLUMN_NAME ||

@@ -25,8 +25,8 @@ import lmspark.testutil.{FilterColumn, LmSparkSession, RandomPredicates}
  *    lmspark's scan, in one split per file or several; the rows are also checked against the
  *    generated rows with the DML applied without Delta, and the pages read and values decoded
  *    against the file's offset index and the deleted rows.
- *  - A table with column mapping is declined with the reason in every `EXPLAIN` mode, and Delta's
- *    reader (kept intact) gives the rows.
+ *  - Tables with column mapping, by name (after renames that swap two names, and a dropped
+ *    column) and by id (partitioned, with deletion vectors), are read by lmspark's scan.
  *
  * The seed is printed; `LMSPARK_TEST_SEED=<seed>` reruns a failing case, whose SQL is printed.
  */
@@ -74,7 +74,9 @@ class DeltaScanSuite extends AnyFunSuite with LmSparkSession {
   private def read(path: String): DataFrame = spark.read.format("delta").load(path)
 
   /** `data` as Spark collects rows of [[schema]] (external date and timestamp types). */
-  private def asRows(data: Seq[Row]): Array[Row] = spark.createDataFrame(data.asJava, schema).collect()
+  private def asRows(data: Seq[Row]): Array[Row] = asRowsOf(data, schema)
+
+  private def asRowsOf(data: Seq[Row], s: StructType): Array[Row] = spark.createDataFrame(data.asJava, s).collect()
 
   /** The Delta scans of `plan` lmspark declined, with their reasons. */
   private def declinedDeltaScans(plan: SparkPlan): Seq[(FileSourceScanExec, Seq[String])] =
@@ -83,8 +85,9 @@ class DeltaScanSuite extends AnyFunSuite with LmSparkSession {
   /** `n` seeded random (filter, projection) pairs over `data`'s columns, each checked against
     * Delta's reader; `served`: lmspark's scan must read the table, else it must be declined with a
     * reason containing `reason`. Failures are gathered and reported with the seed and SQL. */
-  private def differential(label: String, path: String, data: Seq[Row], n: Int, served: Boolean, reason: String = ""): Int = {
-    val columns = schema.fields.toIndexedSeq.zipWithIndex.map { case (f, i) =>
+  private def differential(label: String, path: String, data: Seq[Row], n: Int, served: Boolean, reason: String = "",
+      columnsOf: StructType = schema): Int = {
+    val columns = columnsOf.fields.toIndexedSeq.zipWithIndex.map { case (f, i) =>
       FilterColumn(f.name, f.dataType, data.toIndexedSeq.map(_.get(i)), IndexedSeq(0))
     }
     val r = new Random(seed ^ label.hashCode)
@@ -93,7 +96,7 @@ class DeltaScanSuite extends AnyFunSuite with LmSparkSession {
     var scans = 0
     (0 until n).foreach { i =>
       val predicate = gen.predicate()
-      val projection = r.shuffle(schema.fieldNames.toSeq).take(1 + r.nextInt(schema.size))
+      val projection = r.shuffle(columnsOf.fieldNames.toSeq).take(1 + r.nextInt(columnsOf.size))
       val sql = s"SELECT ${projection.mkString(", ")} WHERE $predicate"
       try {
         val plan = checkSparkAnswer(read(path).where(predicate).select(projection.map(functions.col): _*))
@@ -285,21 +288,40 @@ class DeltaScanSuite extends AnyFunSuite with LmSparkSession {
     }
   }
 
-  test("column mapping by name: declined with the reason, Delta's rows after a rename") {
+  test("column mapping by name: lmspark finds the physical names, Delta's rows after renames and a drop") {
     val data = rows(new Random(seed + 4))
     val path = deltaTable("cm-name", data, partitioned = false,
       "columnMapping.mode" -> "name", "minReaderVersion" -> "2", "minWriterVersion" -> "5")
     spark.sql(s"ALTER TABLE delta.`$path` RENAME COLUMN k TO k_renamed")
-    val df = read(path).where("k_renamed > 0")
+    // Swap two names: a reader matching logical names to the files' would swap the columns.
+    spark.sql(s"ALTER TABLE delta.`$path` RENAME COLUMN s TO tmp")
+    spark.sql(s"ALTER TABLE delta.`$path` RENAME COLUMN cat TO s")
+    spark.sql(s"ALTER TABLE delta.`$path` RENAME COLUMN tmp TO cat")
+    spark.sql(s"ALTER TABLE delta.`$path` DROP COLUMN bool")
+    // New rows after the schema changes: files of both layouts.
+    // (Renames keep the columns' places: `cat` is now the fifth column, holding the old `s` values.)
+    spark.sql(s"INSERT INTO delta.`$path` SELECT id + $rowCount, k_renamed, l, d, cat, s, dec, dt, ts FROM delta.`$path` WHERE id < 300")
+    assert(read(path).schema.fieldNames.toSeq == Seq("id", "k_renamed", "l", "d", "cat", "s", "dec", "dt", "ts"))
+    val mapped = data.map(r => Row.fromSeq(r.toSeq.take(9)))
+    val all = mapped ++ mapped.filter(_.getLong(0) < 300).map(r => Row.fromSeq(r.toSeq.updated(0, r.getLong(0) + rowCount)))
     val plan = checkSparkAnswer(read(path).where("k_renamed > 0"))
-    assert(declinedDeltaScans(plan).flatMap(_._2).exists(_.contains("Delta column mapping, mode name")), plan)
-    assert(df.count() == data.count(r => !r.isNullAt(1) && r.getInt(1) > 0))
+    assert(lmScans(plan).nonEmpty && declinedDeltaScans(plan).isEmpty, plan)
+    withConf("spark.lmspark.enabled" -> "true") {
+      assert(read(path).count() == all.size)
+      assert(normalized(read(path).collect()) == normalized(asRowsOf(all, read(path).schema)))
+    }
+    differential("cm-name", path, all, 60, served = true, columnsOf = read(path).schema)
   }
 
-  test("column mapping by id: declined with the reason, Delta's rows") {
+  test("column mapping by id, with deletion vectors: lmspark matches by field id, Delta's rows") {
     val data = rows(new Random(seed + 5))
-    val path = deltaTable("cm-id", data, partitioned = false,
-      "columnMapping.mode" -> "id", "minReaderVersion" -> "2", "minWriterVersion" -> "5")
-    differential("cm-id", path, data, 25, served = false, "Delta column mapping, mode id")
+    val path = deltaTable("cm-id", data, partitioned = true,
+      "columnMapping.mode" -> "id", "minReaderVersion" -> "2", "minWriterVersion" -> "5", "enableDeletionVectors" -> "true")
+    spark.sql(s"ALTER TABLE delta.`$path` RENAME COLUMN l TO l_renamed")
+    DeltaTable.forPath(spark, path).delete("id % 5 = 1")
+    val kept = data.filter(_.getLong(0) % 5 != 1)
+    val plan = checkSparkAnswer(read(path).where("l_renamed > 0"))
+    assert(lmScans(plan).nonEmpty && declinedDeltaScans(plan).isEmpty, plan)
+    differential("cm-id", path, kept, 60, served = true, columnsOf = read(path).schema)
   }
 }
