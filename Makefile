@@ -56,11 +56,22 @@ test-wheel:
 	tests/wheel/run_wheel_test.sh $(LINE) $(SPARK_VERSION) dist/lmspark-$(VERSION)-py3-none-any.whl
 
 # Every test of one line (4.3 unless LINE says otherwise): scalatest under sbt, then pytest against
-# real PySpark sessions.
+# real PySpark sessions; on a line without a Delta release (project/delta-lines.txt), the Delta Lake
+# suite on DELTA_LINE too.
+DELTA_LINES := $(shell awk '!/^\#/ && NF {print $$1}' project/delta-lines.txt)
+DELTA_LINE ?= 4.2
 test: venv venv-bench
 	$(SBT) test package < /dev/null
 	mkdir -p python/lmspark/jars && cp target/jars/$(JAR_NAME) $(JAR)
 	$(PY) -m pytest -q tests
+	$(if $(filter $(LINE),$(DELTA_LINES)),,$(MAKE) --no-print-directory test-delta)
+
+# Delta Lake tables through lmspark (DeltaScanSuite: real Delta tables against Delta's reader) on
+# DELTA_LINE, a line with a Delta release.
+.PHONY: test-delta
+test-delta:
+	$(MAKE) --no-print-directory venv LINE=$(DELTA_LINE)
+	./sbtw -Dlmspark.line=$(DELTA_LINE) "testOnly lmspark.plan.DeltaScanSuite" < /dev/null
 
 test-jvm: venv
 	$(SBT) test < /dev/null
