@@ -66,12 +66,30 @@ test: venv venv-bench
 	$(PY) -m pytest -q tests
 	$(if $(filter $(LINE),$(DELTA_LINES)),,$(MAKE) --no-print-directory test-delta)
 
-# Delta Lake tables through lmspark (DeltaScanSuite: real Delta tables against Delta's reader) on
-# DELTA_LINE, a line with a Delta release.
-.PHONY: test-delta
+# Delta Lake tables through lmspark on DELTA_LINE, a line with a Delta release: DeltaScanSuite (real
+# Delta tables against Delta's reader), then tests/test_delta.py in a PySpark session with Delta.
+.PHONY: test-delta delta-jars
 test-delta:
-	$(MAKE) --no-print-directory venv LINE=$(DELTA_LINE)
-	./sbtw -Dlmspark.line=$(DELTA_LINE) "testOnly lmspark.plan.DeltaScanSuite" < /dev/null
+	$(MAKE) --no-print-directory delta-jars LINE=$(DELTA_LINE)
+	./sbtw -Dlmspark.line=$(DELTA_LINE) "testOnly lmspark.plan.DeltaScanSuite" package < /dev/null
+	$(MAKE) --no-print-directory delta-pytest LINE=$(DELTA_LINE)
+
+.PHONY: delta-pytest
+delta-pytest:
+	mkdir -p python/lmspark/jars && cp target/jars/$(JAR_NAME) $(JAR)
+	LMSPARK_DELTA_JARS=$(DELTA_JARS_DIR) $(PY) -m pytest -q tests/test_delta.py
+
+# The line's Delta release (project/delta-lines.txt) and the jars it needs beyond Spark's, as the
+# build resolves them (from Maven Central, cached), into .cache/delta/<line>; and the delta-spark
+# Python package (no dependencies: the line's pyspark stays) into the line's virtualenv.
+DELTA_COORDS = $(shell awk -v l=$(LINE) '!/^\#/ && $$1 == l {print $$2}' project/delta-lines.txt)
+DELTA_VERSION = $(lastword $(subst :, ,$(DELTA_COORDS)))
+DELTA_JARS_DIR := .cache/delta/$(LINE)
+delta-jars: venv
+	test -n "$(DELTA_COORDS)" || { echo "no Delta release for Spark $(LINE) in project/delta-lines.txt"; exit 1; }
+	$(SBT) deltaJars < /dev/null
+	$(PY) -m pip install -q --no-deps delta-spark==$(DELTA_VERSION)
+
 
 test-jvm: venv
 	$(SBT) test < /dev/null
@@ -164,6 +182,14 @@ venv-bench: $(VENV)/.bench-installed
 # e.g. make bench BENCH_ARGS="--scale 1 --runs 3". Results go to benchmarks/results/.
 bench: venv jar venv-bench
 	$(PY) -m lmspark.bench $(BENCH_ARGS)
+
+# The Delta Lake benchmark on DELTA_LINE: lineitem_default as a Delta table with 10 % of its rows
+# deleted through deletion vectors (lineitem_delta), the lineitem queries on vanilla Spark with Delta
+# and on lmspark with Delta; options via BENCH_ARGS.
+.PHONY: bench-delta
+bench-delta:
+	$(MAKE) --no-print-directory venv jar venv-bench delta-jars LINE=$(DELTA_LINE)
+	.cache/venv-spark$(DELTA_LINE)/bin/python -m lmspark.bench --datasets lineitem_delta --engines vanilla lmspark $(BENCH_ARGS)
 
 # Regenerates the README config table and python/lmspark/conf.py from LmConf.scala.
 docs: venv

@@ -26,6 +26,9 @@ ThisBuild / organization := "io.lmspark"
 ThisBuild / version := IO.read(file("python/lmspark/VERSION")).trim
 ThisBuild / scalaVersion := line.scala // the scala-library that the line's Spark ships
 
+/** The line's Delta release and the dependencies it brings beyond Spark's, for a PySpark session. */
+lazy val deltaJars = taskKey[Seq[File]]("Copies the line's Delta jars (project/delta-lines.txt) into .cache/delta/<line>")
+
 lazy val root = (project in file("."))
   .settings(
     name := "lmspark",
@@ -96,6 +99,17 @@ lazy val root = (project in file("."))
         val keep = new SimpleFilter(n => !n.startsWith("META-INF/") || n.startsWith("META-INF/maven/"))
         IO.unzip(jar, dir, keep).toSeq.sorted.map(f => f -> IO.relativize(dir, f).get)
       }
+    },
+    // Delta and its dependencies as this build resolved them (provided, Spark's groups excluded), for
+    // `make delta-jars`: the jars a PySpark session of this line needs besides lmspark's.
+    deltaJars := {
+      val out = baseDirectory.value / ".cache" / "delta" / line.line
+      val jars = update.value.configuration(Provided).toSeq.flatMap(_.modules)
+        .flatMap(_.artifacts.collect { case (a, f) if a.`type` == "jar" || a.`type` == "bundle" => f })
+      if (delta.isEmpty || jars.isEmpty) sys.error(s"no Delta release for Spark ${line.line} in project/delta-lines.txt")
+      IO.delete(out)
+      IO.createDirectory(out)
+      jars.map { j => val to = out / j.getName; IO.copyFile(j, to); to }
     },
     // The packaged jar, for the test that checks the bundled classes are inside it.
     Test / javaOptions += s"-Dlmspark.packagedJar=${(Compile / packageBin).value.getAbsolutePath}"

@@ -54,6 +54,10 @@ LM_CONF = {ENABLED_KEY: "true"}
 
 Query = Union[str, Callable[[SparkSession], DataFrame]]
 
+#: A folder of Delta Lake jars (``make delta-jars``): when set, the session loads Delta too, for
+#: ``test_delta.py`` (``make test-delta`` runs that file alone).
+DELTA_JARS = os.environ.get("LMSPARK_DELTA_JARS")
+
 
 # --------------------------------------------------------------------------------------------
 # Session
@@ -81,6 +85,13 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.sql.maxMetadataStringLength", "2000")
         .config("spark.sql.warehouse.dir", warehouse)
     )
+    if DELTA_JARS:
+        jars = sorted(str(p) for p in Path(DELTA_JARS).glob("*.jar"))
+        builder = (
+            builder.config("spark.jars", ",".join(jars))
+            .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+            .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        )
     session = enable_lm(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session

@@ -50,7 +50,7 @@ def test_bench_smoke(tmp_path: Path) -> None:
 
     with open(csvs[0], newline="") as f:
         rows = list(csv.DictReader(f))
-    cells = queries.plan(list(data.DATASETS), None, SCALE)
+    cells = queries.plan(list(data.DEFAULT_DATASETS), None, SCALE)
     expected = {(c.dataset, c.query, e, "0") for c in cells for e in ENGINES}
     got = [(r["dataset"], r["query"], r["engine"], r["run"]) for r in rows]
     assert len(got) == len(expected) == len(set(got))

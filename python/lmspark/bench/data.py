@@ -78,7 +78,10 @@ PAGE_ROWS = 20_000
 #: some 200 to 250 bytes in the file, so a row group is about 25 to 30 MB (about 0.5M lineitems).
 NESTED_ROW_GROUP_ROWS = 131_072
 
-DATASETS = ("lineitem_default", "lineitem_sorted", "wide", "orders_nested")
+DATASETS = ("lineitem_default", "lineitem_sorted", "wide", "orders_nested", "lineitem_delta")
+
+#: What the benchmark runs without ``--datasets``: ``lineitem_delta`` needs a line with a Delta release.
+DEFAULT_DATASETS = ("lineitem_default", "lineitem_sorted", "wide", "orders_nested")
 
 #: ``orders_nested``: the fields of its ``customer`` struct and of its ``lineitems`` elements.
 CUSTOMER_FIELDS = ("c_custkey", "c_name", "c_address", "c_nationkey", "c_phone", "c_acctbal",
@@ -143,6 +146,11 @@ def _params(name: str, scale: float) -> dict:
         p.update(row_group_rows=ROW_GROUP_ROWS, page_rows=PAGE_ROWS, sort="l_shipdate,l_orderkey,l_linenumber")
     elif name == "wide":
         p.update(rows=wide_rows(scale), row_group_rows=ROW_GROUP_ROWS, page_rows=PAGE_ROWS)
+    elif name == "lineitem_delta":
+        from . import delta
+
+        p["tpchgen"] = _tpchgen_version()
+        p.update(parts=lineitem_parts(scale), deleted=delta.DELETED, deletion_vectors=True)
     elif name == "orders_nested":
         p["tpchgen"] = _tpchgen_version()
         p.update(parts=lineitem_parts(scale), row_group_rows=NESTED_ROW_GROUP_ROWS, page_rows=PAGE_ROWS)
@@ -173,8 +181,8 @@ def ensure_datasets(
     root = Path(cache_dir) / f"sf{scale_tag(scale)}"
     root.mkdir(parents=True, exist_ok=True)
     need = list(names)
-    if any(n in need for n in ("lineitem_sorted", "orders_nested")) and "lineitem_default" not in need:
-        need.insert(0, "lineitem_default")  # the sorted layout and the nested orders are made from it
+    if any(n in need for n in ("lineitem_sorted", "orders_nested", "lineitem_delta")) and "lineitem_default" not in need:
+        need.insert(0, "lineitem_default")  # the sorted layout, the nested orders and the Delta copy are made from it
     out = {}
     for name in need:
         folder = root / name
@@ -205,6 +213,10 @@ def ensure_datasets(
             _gen_wide(wide_rows(scale), tmp)
         elif name == "orders_nested":
             _gen_orders_nested(scale, out["lineitem_default"].path, tmp, root)
+        elif name == "lineitem_delta":
+            tmp.rmdir()  # Delta makes the table's folder
+            subprocess.run([sys.executable, "-m", "lmspark.bench.delta", str(out["lineitem_default"].path), str(tmp)],
+                           check=True)
         else:
             raise ValueError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
         tmp.rename(folder)
@@ -470,7 +482,7 @@ def describe(ds: Dataset) -> dict:
     """Rows, files, row groups and bytes of a data set (for the summary)."""
     import pyarrow.parquet as pq
 
-    files = sorted(ds.path.glob("*.parquet"))
+    files = sorted(ds.path.glob("*.parquet"))  # a Delta table's data files hold its deleted rows too
     rows = rgs = 0
     for f in files:
         md = pq.ParquetFile(f).metadata
@@ -483,5 +495,5 @@ def describe(ds: Dataset) -> dict:
 if __name__ == "__main__":  # python -m lmspark.bench.data SCALE [CACHE]
     sc = float(sys.argv[1]) if len(sys.argv) > 1 else 0.1
     cd = Path(sys.argv[2]) if len(sys.argv) > 2 else default_cache_dir()
-    for d in ensure_datasets(list(DATASETS), sc, cd).values():
+    for d in ensure_datasets(list(DEFAULT_DATASETS), sc, cd).values():
         print(d.name, d.path, describe(d))

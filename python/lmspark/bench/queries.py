@@ -116,6 +116,7 @@ ENGINE_SQL: dict[str, dict[str, str]] = {
 QUERIES_BY_DATASET: dict[str, dict[str, str]] = {
     "lineitem_default": LINEITEM_QUERIES,
     "lineitem_sorted": LINEITEM_QUERIES,
+    "lineitem_delta": LINEITEM_QUERIES,
     "wide": WIDE_QUERIES,
     "orders_nested": NESTED_QUERIES,
 }

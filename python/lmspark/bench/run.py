@@ -45,7 +45,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--engines", nargs="+", metavar="NAME",
                    help="engines (names or globs); default all: " + ", ".join(e.name for e in engines_mod.all_engines()))
     p.add_argument("--queries", nargs="+", metavar="NAME", help="queries (names or globs, e.g. 'q*' 'sel_random_*'); default all")
-    p.add_argument("--datasets", nargs="+", choices=data.DATASETS, help="data sets; default all")
+    p.add_argument("--datasets", nargs="+", choices=data.DATASETS, help="data sets; default all but lineitem_delta (Delta Lake, on a line with a Delta release)")
     p.add_argument("--runs", type=int, default=5, help="timed runs per query; the median is reported (default 5)")
     p.add_argument("--warmups", type=int, default=1, help="untimed runs before the timed ones (default 1)")
     p.add_argument("--time-limit", type=float, default=60.0,
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     engines = engines_mod.select(a.engines)
-    datasets = list(a.datasets or data.DATASETS)
+    datasets = list(a.datasets or data.DEFAULT_DATASETS)
     cells = queries.plan(datasets, a.queries, a.scale)
     if not cells:
         raise SystemExit("no query matches --queries " + " ".join(a.queries or []))
@@ -254,6 +254,17 @@ def main(argv: list[str] | None = None) -> int:
             "spark.hadoop.lmspark.sim.latencyMs": str(a.store_latency_ms),
             "spark.hadoop.lmspark.sim.mbPerSec": str(a.store_mbps),
         }
+    delta_conf: dict[str, str] = {}
+    if "lineitem_delta" in datasets:
+        from . import delta
+
+        try:
+            delta_conf = delta.session_conf(line)
+        except FileNotFoundError as e:
+            raise SystemExit(str(e))
+        for e in engines:
+            if e.kind != "spark":
+                unavailable[e.name] = "reads no Delta table here; left out of runs with lineitem_delta"
     lm_jar = lm_err = None
     if any(e.lmspark for e in engines):
         try:
@@ -291,13 +302,15 @@ def main(argv: list[str] | None = None) -> int:
                 budget = max(1.0, left * weight[eng.kind] / w)
             spark_conf = dict(engines_mod.SPARK_COMMON)
             spark_conf.update(store_conf)
+            spark_conf.update(delta_conf)
             if eng.comet:
                 spark_conf.update(engines_mod.comet_conf(comet_jar))
             plan = {
                 "engine": eng.to_json(),
                 "spark_conf": spark_conf,
                 "threads": engines_mod.NATIVE_THREADS,
-                "datasets": {n: {"path": ("simstore://" if store_conf else "") + str(d.path), "table": d.table}
+                "datasets": {n: {"path": ("simstore://" if store_conf else "") + str(d.path), "table": d.table,
+                                 "format": "delta" if n == "lineitem_delta" else "parquet"}
                              for n, d in ds_objs.items()},
                 "store": a.store,
                 "cells": [{"dataset": c.dataset, "query": c.query, "sql": c.sql_for(eng.kind)} for c in cells],

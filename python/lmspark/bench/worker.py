@@ -139,7 +139,10 @@ def run_spark(plan: dict) -> None:
     emit({"type": "start", "engine": eng["name"], "versions": {"spark": spark.version}})
 
     def bind(ds: dict) -> None:
-        spark.read.parquet(ds["path"]).createOrReplaceTempView(ds["table"])
+        if ds.get("format") == "delta":
+            spark.read.format("delta").load(ds["path"]).createOrReplaceTempView(ds["table"])
+        else:
+            spark.read.parquet(ds["path"]).createOrReplaceTempView(ds["table"])
 
     store = None
     if plan.get("store") == "sim":
