@@ -24,21 +24,22 @@ import pyarrow as pa
 import pytest
 
 import datagen
-from conftest import DELTA_JARS, assert_same_answer_and_lm_used, conf, executed_plan, LM_CONF
+from conftest import DELTA_JARS, LM_CONF, SPARK_NODE, assert_same_answer, conf, executed_plan, fallback_reasons
 from test_late_materialization import CaseGen
 
 pytestmark = pytest.mark.skipif(not DELTA_JARS, reason="LMSPARK_DELTA_JARS not set (make test-delta)")
 
 SEED = int(os.environ.get("LMSPARK_TEST_SEED", "20261129"))
 ROWS = 3000
+#: datagen's generators go by these names; ``id`` and ``cat`` are made here.
 COLUMNS: dict[str, pa.DataType] = {
     "id": pa.int64(),
-    "k": pa.int32(),
-    "d": pa.float64(),
-    "s": pa.string(),
+    "c_int": pa.int32(),
+    "c_double": pa.float64(),
+    "c_string": pa.string(),
+    "c_date": pa.date32(),
+    "c_dec_9_2": pa.decimal128(9, 2),
     "cat": pa.string(),
-    "dt": pa.date32(),
-    "dec": pa.decimal128(9, 2),
 }
 
 
@@ -60,7 +61,8 @@ def _write(spark, table: pa.Table, path: Path, properties: dict[str, str], parti
 
 
 def _cases(spark, label: str, path: str, table: pa.Table, n: int, version: int | None = None) -> int:
-    """``n`` random cases over the Delta table at ``path`` (``table``: values for the literals)."""
+    """``n`` random cases over the Delta table at ``path`` (``table``: values for the literals);
+    returns how many lmspark's scan read (the others Spark's optimizer answered with no scan)."""
     from delta.tables import DeltaTable  # noqa: F401  (the PyPI package is installed)
 
     rng = random.Random(SEED ^ zlib.crc32(label.encode()))
@@ -70,7 +72,8 @@ def _cases(spark, label: str, path: str, table: pa.Table, n: int, version: int |
     for i in range(n):
         sql = gen.case(Path(path)).replace(f"parquet.`{path}`", source)
         try:
-            plan = assert_same_answer_and_lm_used(spark, sql)
+            plan = assert_same_answer(spark, sql)
+            assert SPARK_NODE not in plan and not fallback_reasons(plan), f"lmspark did not read the table:\n{plan}"
             served += "LmParquetScan" in plan
         except AssertionError as e:
             raise AssertionError(f"{label} case {i} (seed {SEED}): {sql}\n{e}") from None
@@ -89,35 +92,36 @@ def tables(spark, tmp_path_factory):
     dv = _write(spark, data, root / "dv", {"enableDeletionVectors": "true"})
     t = DeltaTable.forPath(spark, dv)
     t.delete("id % 7 = 3")
-    t.update("id % 11 = 5", {"k": "k + 1"})
-    source = spark.read.format("delta").load(dv).where("id % 13 = 0").selectExpr("id", "k", "d", "'merged' AS s", "cat", "dt", "dec")
+    t.update("id % 11 = 5", {"c_int": "c_int % 1000"})
+    source = spark.read.format("delta").load(dv).where("id % 13 = 0").selectExpr("id", "c_int", "c_double", "'merged' AS c_string", "c_date", "c_dec_9_2", "cat")
     (t.alias("t").merge(source.alias("s"), "t.id = s.id")
-        .whenMatchedDelete("t.id % 2 = 0").whenMatchedUpdate(set={"s": "s.s"}).execute())
+        .whenMatchedDelete("t.id % 2 = 0").whenMatchedUpdate(set={"c_string": "s.c_string"}).execute())
     expected = [i for i in range(ROWS) if i % 7 != 3 and not (i % 13 == 0 and i % 2 == 0)]
     out["dv"] = (dv, data, expected)
 
     # Column mapping by name: renames (two names swapped) and a dropped column, then new rows.
     cm = _write(spark, _data(SEED + 1), root / "cm-name",
                 {"columnMapping.mode": "name", "minReaderVersion": "2", "minWriterVersion": "5"})
-    for stmt in ("RENAME COLUMN k TO k2", "RENAME COLUMN s TO tmp", "RENAME COLUMN cat TO s",
-                 "RENAME COLUMN tmp TO cat", "DROP COLUMN dec"):
+    for stmt in ("RENAME COLUMN c_int TO k2", "RENAME COLUMN c_string TO tmp", "RENAME COLUMN cat TO c_string",
+                 "RENAME COLUMN tmp TO cat", "DROP COLUMN c_dec_9_2"):
         spark.sql(f"ALTER TABLE delta.`{cm}` {stmt}")
-    # (renames keep the columns' places: the table is id, k2, d, cat, dt, s)
-    spark.sql(f"INSERT INTO delta.`{cm}` SELECT id + {ROWS}, k2, d, cat, dt, s FROM delta.`{cm}` WHERE id < 500")
-    renamed = _data(SEED + 1).drop(["dec"]).rename_columns(["id", "k2", "d", "cat", "dt", "s"])
+    # (renames keep the columns' places: the table is id, k2, c_double, cat, c_date, c_string)
+    spark.sql(f"INSERT INTO delta.`{cm}` SELECT id + {ROWS}, k2, c_double, cat, c_date, c_string "
+              f"FROM delta.`{cm}` WHERE id < 500")
+    renamed = _data(SEED + 1).drop(["c_dec_9_2"]).rename_columns(["id", "k2", "c_double", "cat", "c_date", "c_string"])
     out["cm-name"] = (cm, renamed, None)
 
     # Column mapping by id, partitioned, with deletion vectors.
     cid = _write(spark, _data(SEED + 2), root / "cm-id",
                  {"columnMapping.mode": "id", "minReaderVersion": "2", "minWriterVersion": "5",
                   "enableDeletionVectors": "true"}, partitioned=True)
-    DeltaTable.forPath(spark, cid).delete("k > 500")
+    DeltaTable.forPath(spark, cid).delete("c_int > 500")
     out["cm-id"] = (cid, _data(SEED + 2), None)
 
     # Schema evolution: an append that adds a column (older files lack it).
     ev = _write(spark, _data(SEED + 3), root / "evolved", {})
-    (spark.read.format("delta").load(ev).where("id < 800").selectExpr("id + 10000 AS id", "k", "d", "s", "cat", "dt", "dec",
-        "CAST(k AS BIGINT) * 3 AS extra").write.format("delta").mode("append").option("mergeSchema", "true").save(ev))
+    (spark.read.format("delta").load(ev).where("id < 800").selectExpr("id + 10000 AS id", "c_int", "c_double", "c_string", "c_date", "c_dec_9_2", "cat",
+        "CAST(c_int AS BIGINT) * 3 AS extra").write.format("delta").mode("append").option("mergeSchema", "true").save(ev))
     out["evolved"] = (ev, _data(SEED + 3), None)
     return out
 
@@ -134,7 +138,7 @@ def test_deletion_vectors_from_dml_never_come_back(spark, tables):
 @pytest.mark.parametrize("label,n", [("dv", 40), ("cm-name", 25), ("cm-id", 25), ("evolved", 20)])
 def test_random_filters_against_deltas_reader(spark, tables, label, n):
     path, table, _ = tables[label]
-    assert _cases(spark, label, path, table, n) == n
+    assert _cases(spark, label, path, table, n) >= n // 2
 
 
 def test_time_travel_before_the_deletes(spark, tables):
@@ -142,4 +146,4 @@ def test_time_travel_before_the_deletes(spark, tables):
     # Version 0, before DELETE, UPDATE and MERGE: every row, read by lmspark without deletion vectors.
     with conf(spark, LM_CONF):
         assert spark.read.format("delta").option("versionAsOf", 0).load(path).count() == ROWS
-    assert _cases(spark, "dv-v0", path, table, 10, version=0) == 10
+    assert _cases(spark, "dv-v0", path, table, 10, version=0) >= 5
