@@ -190,10 +190,12 @@ def test_nested_columns_served(spark, nested, column):
     assert_same_answer_and_lm_used(spark, lambda s: s.read.parquet(str(nested)).select(column).where("id > 150"))
 
 
-def test_declined_metadata_column(spark, flat):
-    make = lambda s: s.read.parquet(str(flat)).select("c_int", "_metadata.file_path")  # noqa: E731
-    _check_declined(spark, make, reason_contains="_metadata")
-    assert_same_answer(spark, make)
+def test_metadata_columns_served(spark, flat):
+    """``_metadata``'s file fields and ``row_index`` are served by lmspark, with vanilla's answer."""
+    assert_same_answer_and_lm_used(
+        spark, lambda s: s.read.parquet(str(flat)).select("c_int", "_metadata.file_path", "_metadata.row_index"))
+    assert_same_answer_and_lm_used(
+        spark, lambda s: s.read.parquet(str(flat)).where("c_int > 0").select("_metadata.row_index", "_metadata"))
 
 
 def test_ignore_corrupt_files_served(spark, flat, tmp_path):
