@@ -25,20 +25,17 @@ import pytest
 
 import datagen
 from conftest import DELTA_JARS, LM_CONF, SPARK_NODE, assert_same_answer, conf, executed_plan, fallback_reasons
-from test_late_materialization import CaseGen
+from test_late_materialization import COLUMNS as LM_COLUMNS, CaseGen
 
 pytestmark = pytest.mark.skipif(not DELTA_JARS, reason="LMSPARK_DELTA_JARS not set (make test-delta)")
 
 SEED = int(os.environ.get("LMSPARK_TEST_SEED", "20261129"))
 ROWS = 3000
-#: datagen's generators go by these names; ``id`` and ``cat`` are made here.
+#: Columns of the late-materialization suite (datagen's generators go by their names), then ``cat``;
+#: ``id`` and ``cat`` are made here.
 COLUMNS: dict[str, pa.DataType] = {
     "id": pa.int64(),
-    "c_int": pa.int32(),
-    "c_double": pa.float64(),
-    "c_string": pa.string(),
-    "c_date": pa.date32(),
-    "c_dec_9_2": pa.decimal128(9, 2),
+    **{n: LM_COLUMNS[n] for n in ("c_int", "c_double", "c_string", "c_date", "c_dec_9_2")},
     "cat": pa.string(),
 }
 
