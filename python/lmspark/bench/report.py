@@ -15,7 +15,7 @@ BASELINE = "vanilla"
 #: The CSV's fixed columns; lmspark's SQL metrics follow as ``m_<metric>``, whatever it reports.
 FIXED_COLUMNS = [
     "date", "spark_line", "scale", "dataset", "query", "engine", "run", "status", "seconds",
-    "lm_scan", "lm_fallback", "scan_nodes", "result_rows", "error",
+    "lm_scan", "lm_fallback", "scan_nodes", "result_rows", "plan_seconds", "error",
 ]
 
 
@@ -257,6 +257,24 @@ def _median_of(rows: list[dict], key: str) -> dict[tuple[str, str, str], float]:
         if r.get("status") == "ok" and r.get(key) is not None:
             vals.setdefault((r["dataset"], r["query"], r["engine"]), []).append(float(r[key]))
     return {k: statistics.median(v) for k, v in vals.items()}
+
+
+def planning_table(rows: list[dict], engines: list[str], cells: list[tuple[str, str]]) -> str:
+    """Markdown: per query timed with its planning apart (Delta's), each engine's median seconds to
+    the executed plan and in all; empty when no query was."""
+    plan, total = _median_of(rows, "plan_seconds"), _median_of(rows, "seconds")
+    timed = [(ds, q) for ds, q in cells if any((ds, q, e) in plan for e in engines)]
+    if not timed:
+        return ""
+    head = "| dataset | query | " + " | ".join(f"{e} planning (s) | {e} total (s)" for e in engines) + " |"
+    out = [head, "|---|---|" + "---:|---:|" * len(engines)]
+    for ds, q in timed:
+        cols = []
+        for e in engines:
+            p, t = plan.get((ds, q, e)), total.get((ds, q, e))
+            cols += [f"{p:.3f}" if p is not None else "–", f"{t:.3f}" if t is not None else "–"]
+        out.append(f"| {ds} | {q} | " + " | ".join(cols) + " |")
+    return "\n".join(out)
 
 
 def requests_table(rows: list[dict], engines: list[str], cells: list[tuple[str, str]]) -> str:

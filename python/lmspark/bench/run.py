@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
                     "date": today, "spark_line": line, "scale": data.scale_tag(a.scale), "dataset": m["dataset"], "query": m["query"],
                     "engine": eng.name, "run": m["run"], "status": m.get("status"), "seconds": m.get("seconds"),
                     "error": m.get("error") or m.get("note"), "scan_nodes": m.get("scan_nodes"),
-                    "result_rows": m.get("result_rows"),
+                    "result_rows": m.get("result_rows"), "plan_seconds": m.get("plan_seconds"),
                 }
                 if a.store == "sim":
                     row["store_requests"] = m.get("store_requests")
@@ -409,6 +409,18 @@ def _summary_md(*, a, command, today, engines, ran, unavailable, rows, cells, ds
             "Median requests and MB read per query, counted by the store (every ranged read it served).",
             "",
             report.requests_table(rows, ran, cells),
+            "",
+        ]
+    planning = report.planning_table(rows, ran, cells)
+    if planning:
+        out += [
+            "## Planning",
+            "",
+            "Median seconds from the query's start to its executed plan, and in all, for the queries",
+            "timed that way (Delta tables: Delta's planning reads the table's log and lists its files",
+            "in Spark jobs of its own, before any scan runs, the same work with and without lmspark).",
+            "",
+            planning,
             "",
         ]
     for c in charts:

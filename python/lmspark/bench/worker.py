@@ -151,7 +151,8 @@ def run_spark(plan: dict) -> None:
     formats = {n: ds.get("format", "parquet") for n, ds in plan["datasets"].items()}
 
     def one(cell):
-        """The cell's time, and its query execution when it ran outside the listener's view."""
+        """The cell's time, its query execution when it ran outside the listener's view, and the
+        seconds to its executed plan then (Delta's planning reads the table's log and files)."""
         if store is not None:
             store.reset()
         t0 = time.perf_counter()
@@ -160,10 +161,12 @@ def run_spark(plan: dict) -> None:
             # vectors ("non-pinned table snapshot"), so the query's rows are counted instead: every
             # row is produced, as a noop write consumes them, and no engine collects them.
             qe = spark.sql(cell["sql"])._jdf.queryExecution()
+            qe.executedPlan()
+            planned = time.perf_counter() - t0
             qe.toRdd().count()
-            return time.perf_counter() - t0, qe
+            return time.perf_counter() - t0, qe, planned
         spark.sql(cell["sql"]).write.format("noop").mode("overwrite").save()
-        return time.perf_counter() - t0, None
+        return time.perf_counter() - t0, None, None
 
     def details(idx: int) -> dict:
         qe, err = listener.wait_for(idx)
@@ -190,10 +193,10 @@ def run_spark(plan: dict) -> None:
     def timed(cell):
         idx = counter["writes"]
         try:
-            secs, qe = one(cell)
+            secs, qe, planned = one(cell)
             if qe is None:
                 counter["writes"] += 1
-            counted = {}
+            counted = {} if planned is None else {"plan_seconds": round(planned, 4)}
             if store is not None:
                 # py4j hands a java.lang.Number (the counters are AtomicLongs) back as a Python int
                 counted = {"store_requests": int(store.requests()),

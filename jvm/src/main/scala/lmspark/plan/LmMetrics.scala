@@ -83,7 +83,7 @@ object LmMetrics {
     PrunedByPageIndex -> SQLMetrics.createMetric(sc, "row groups pruned by page index"),
     PrunedByPredicateColumns -> SQLMetrics.createMetric(sc, "row groups where no selected row passed the predicate columns"),
     RowGroupsDeleted -> SQLMetrics.createMetric(sc, "row groups whose rows are all deleted (deletion vectors)"),
-    RowsDeleted -> SQLMetrics.createMetric(sc, "rows left out as deleted (deletion vectors)"),
+    RowsDeleted -> SQLMetrics.createMetric(sc, "deleted rows (deletion vectors), left out or flagged"),
     PredicatePagesDecoded -> SQLMetrics.createMetric(sc, "data pages decoded to narrow page selections"),
     ConjunctsRemoved -> SQLMetrics.createMetric(sc, "conjuncts removed by guarantees"),
     PagesTotal -> SQLMetrics.createMetric(sc, "data pages in read row groups"),
@@ -172,7 +172,8 @@ final case class ScanMetrics(
     filesSkippedCorrupt: SQLMetric = new SQLMetric("sum"),
     /** Row groups skipped because the table format drops every row in them ([[lmspark.scan.RowMarks]]). */
     rowGroupsDeleted: SQLMetric = new SQLMetric("sum"),
-    /** Rows of the row groups decided that the table format drops (never decoded). */
+    /** Rows of the row groups decided that the table format drops: left out of the selection, or
+      * yielded flagged in its mark column for its own filter ([[lmspark.scan.RowGroupPruner]]). */
     rowsDeleted: SQLMetric = new SQLMetric("sum"),
     /** What the files' reads cost ([[lmspark.io.IoStats]]). */
     ioRequests: SQLMetric = new SQLMetric("sum"),

@@ -78,7 +78,7 @@ case class LmParquetScanExec(
   /** The data filters lmspark can evaluate against metadata; the others stay in Spark's Filter only. */
   @transient lazy val translation: Translation =
     CatalystTranslator.translate(dataFilters, requiredSchema, conf.caseSensitiveAnalysis,
-      tableFiles.constantColumns.keySet + ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME)
+      tableFiles.markColumn.toSet + ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME)
 
   /** Why this scan's tasks handed files to Spark's reader, gathered on the driver ([[LmReport]]). */
   @transient lazy val fileFallbackReasons: FileFallbackReasons = {

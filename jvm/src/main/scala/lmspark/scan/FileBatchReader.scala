@@ -12,7 +12,7 @@ import org.apache.spark.sql.execution.vectorized.{ConstantColumnVector, OffHeapC
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
-import lmspark.column.{ColumnReaderFactory, NestedColumnReader, NestedShape, RowIndexReader}
+import lmspark.column.{ColumnReaderFactory, NestedColumnReader, NestedShape, RowIndexReader, RowMarkReader}
 import lmspark.io.{FetchingStream, PageSource}
 import lmspark.meta.{FooterChecks, OpenFile}
 import lmspark.plan.ScanMetrics
@@ -42,11 +42,13 @@ import lmspark.shim.SparkInternals
  * holding none are not read, and in the others only the pages holding one are fetched, for all of
  * them in one call when it opens the first row group. Given `marks` (rows the table format drops,
  * such as a deletion vector's), it never yields, decodes or fetches for a dropped row what it would
- * not for a row outside a page-index selection ([[RowGroupPruner]]).
+ * not for a row outside a page-index selection ([[RowGroupPruner]]), except that, under the `auto`
+ * selection policy, short runs of dropped rows are yielded flagged in the format's mark column.
  *
  * Columns no chunk holds: the row index (`_metadata.row_index`, [[lmspark.column.RowIndexReader]])
- * walks the selection as a column does; a column the file lacks reads as nulls, and a table
- * format's constant column as its value, filled once.
+ * and a table format's mark column ([[lmspark.column.RowMarkReader]]: 1 on a dropped row the
+ * selection kept, for the format's filter above) walk the selection as a column does; a column the
+ * file lacks reads as nulls.
  *
  * Invariants: one batch and its vectors are reused for the whole file, so a batch is valid only
  * until the next call to `next()`; constant vectors (missing columns, partition values) are filled
@@ -78,10 +80,6 @@ final class FileBatchReader(
     plan.columns(i) match {
       case ColumnPlan.Missing =>
         dataVectors(i).putNulls(0, capacity)
-        dataVectors(i).setIsConstant()
-        false
-      case ColumnPlan.Constant(value) =>
-        FileBatchReader.fillConstant(dataVectors(i), value, capacity)
         dataVectors(i).setIsConstant()
         false
       case _ => true
@@ -244,7 +242,10 @@ final class FileBatchReader(
             }
             new NestedColumnReader(shape, leaves.toArray, capacity)
           case ColumnPlan.RowIndex => new RowIndexReader(file.firstRow(blockIndex))
-          case ColumnPlan.Missing | _: ColumnPlan.Constant =>
+          case ColumnPlan.RowMark =>
+            if (marks == null) new RowMarkReader(Array.emptyLongArray, keepMarked = false, file.firstRow(blockIndex))
+            else marks.reader(file.firstRow(blockIndex))
+          case ColumnPlan.Missing =>
             throw new IllegalStateException(s"internal error: column $i is not present")
         }
       }
@@ -304,19 +305,5 @@ final class FileBatchReader(
         finally batch.close()
       }
     }
-  }
-}
-
-object FileBatchReader {
-  /** Rows [0, n) of `v` set to `value` (null, or a boolean, byte, short, int or long as `v`'s type):
-    * a table format's constant column ([[ColumnPlan.Constant]]). */
-  private def fillConstant(v: WritableColumnVector, value: Any, n: Int): Unit = value match {
-    case null => v.putNulls(0, n)
-    case b: Boolean => v.putBooleans(0, n, b)
-    case b: Byte => v.putBytes(0, n, b)
-    case s: Short => v.putShorts(0, n, s)
-    case i: Int => v.putInts(0, n, i)
-    case l: Long => v.putLongs(0, n, l)
-    case other => throw new IllegalArgumentException(s"internal error: unsupported constant column value $other")
   }
 }

@@ -29,8 +29,9 @@ object ColumnPlan {
   /** The row-index column Spark's readers fill for `_metadata.row_index` (each row's index in the
     * file): read from no chunk ([[lmspark.column.RowIndexReader]]). */
   case object RowIndex extends ColumnPlan
-  /** A column the table format fills with one value on every row ([[ScanSettings.constantColumns]]). */
-  final case class Constant(value: Any) extends ColumnPlan
+  /** The table format's mark column ([[ScanSettings.markColumn]]): 1 on a row its marks drop, 0
+    * on the others, read from no chunk ([[lmspark.column.RowMarkReader]]). */
+  case object RowMark extends ColumnPlan
 }
 
 /**
@@ -49,7 +50,7 @@ final case class FileReadPlan(columns: IndexedSeq[ColumnPlan]) {
     * or none (missing). */
   def readColumns(col: Int): Seq[Int] = columns(col) match {
     case _: ColumnPlan.Present => Seq(col)
-    case ColumnPlan.Missing | ColumnPlan.RowIndex | _: ColumnPlan.Constant => Nil
+    case ColumnPlan.Missing | ColumnPlan.RowIndex | ColumnPlan.RowMark => Nil
     case ColumnPlan.Nested(shape) => NestedShape.leaves(shape).map(_.column).distinct
   }
 }
@@ -127,7 +128,9 @@ object FileReadPlan {
     def resolve(i: Int, field: StructField): Either[String, ColumnPlan] =
       if (field.name == ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME && field.dataType == LongType)
         Right(ColumnPlan.RowIndex)
-      else if (settings.constantColumns.contains(field.name)) Right(ColumnPlan.Constant(settings.constantColumns(field.name)))
+      else if (settings.markColumn.contains(field.name))
+        if (field.dataType == ByteType) Right(ColumnPlan.RowMark)
+        else Left(s"the table format's mark column ${field.name} is ${field.dataType.simpleString}, not tinyint")
       else if (field.dataType.isInstanceOf[StructType] || field.dataType.isInstanceOf[ArrayType] ||
           field.dataType.isInstanceOf[MapType]) {
         if (unknownLogicalTypes.nonEmpty && candidates(field).exists(t => unknownLogicalTypes.exists(u => containsName(t, u))))

@@ -64,7 +64,7 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
       selection = plan.columns(col) match {
         case ColumnPlan.Missing =>
           if (filter.nullPasses) selection else RowSelection.none(rowCount)
-        case _: ColumnPlan.Nested | ColumnPlan.RowIndex | _: ColumnPlan.Constant =>
+        case _: ColumnPlan.Nested | ColumnPlan.RowIndex | ColumnPlan.RowMark =>
           throw new IllegalStateException(s"internal error: a filter on nested or generated column $name")
         case ColumnPlan.Present(descriptor, sparkType, options) =>
           // A selection the policy walks as a mask (by default: a scattered one, of short runs) is

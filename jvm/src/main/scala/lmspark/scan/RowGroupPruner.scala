@@ -79,12 +79,24 @@ object RowGroupPlan {
   * Rows the table format drops (`marks`, e.g. a deletion vector's; null: none) leave every row
  * group's selection last: a row group with no row kept is skipped, and in the others the pages
  * holding no kept row (by each column's offset index, when it has a usable one) are not fetched.
+ * When the scan reads the format's mark column ([[ColumnPlan.RowMark]]) and the `auto` selection
+ * policy walks selections of runs shorter than its threshold as masks, runs of fewer dropped rows
+ * than that threshold stay in the selection: a mask would decode them anyway, and the mark column
+ * flags them for the format's own filter above the scan, which is cheaper than copying the kept
+ * rows out of every stretch. Longer runs (whole pages among them) are left out as before.
  *
  * Invariant: a row group or page is skipped only when no row in it can make the predicate TRUE, or
  * no row in it is kept. */
 final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predicate, settings: ScanSettings,
     metrics: ScanMetrics, sources: ChunkSources, marks: RowMarks = null) {
   private[this] val proof = new StatisticsProof(plan, predicate, settings)
+
+  /** The fewest dropped rows in a run the selection leaves out (see above). */
+  private[this] val minDropped: Int = settings.policy match {
+    case lmspark.selection.SelectionPolicy.Auto(threshold) if plan.columns.contains(ColumnPlan.RowMark) =>
+      math.max(1, threshold)
+    case _ => 1
+  }
 
   private def sparkValues(col: Int): Option[SparkValues] = proof.sparkValues(col)
 
@@ -127,16 +139,18 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     * when no row is left. */
   private def withMarks(block: BlockMetaData, blockIndex: Int, p: RowGroupPlan): RowGroupDecision =
     if (marks == null) RowGroupDecision.Read(p)
-    else marks.keptWithin(file.firstRow(blockIndex), block.getRowCount) match {
+    else {
+      metrics.rowsDeleted += marks.droppedWithin(file.firstRow(blockIndex), block.getRowCount)
+      marks.keptWithin(file.firstRow(blockIndex), block.getRowCount, minDropped) match {
       case None => RowGroupDecision.Read(p)
       case Some(kept) =>
-        metrics.rowsDeleted += block.getRowCount - kept.selectedCount
         val selection = p.selection.fold(kept)(_.intersection(kept))
         if (selection.selectedCount == 0) RowGroupDecision.Skip(PruneReason.Deleted)
         else RowGroupDecision.Read(p.copy(selection = Some(selection), fetches = plan.columns.indices.toArray.map { col =>
           p.fetches(col).map(_.locations).orElse(locations(block, blockIndex, col))
             .map(loc => ColumnFetch(loc, ScanRanges.selectedPages(selection, loc)))
         }))
+      }
     }
 
   private def decideWithProofs(block: BlockMetaData, blockIndex: Int): RowGroupDecision = {

@@ -22,7 +22,7 @@ import lmspark.predicate.Predicate
  * flags; the
  * I/O fields are the `spark.lmspark.io.*` flags (`open`: how files are opened and fetched ahead).
  * `unreadFields` are the struct fields of nested columns the plan never reads (read as nulls).
- * `constantColumns` are the required columns a table format fills with one value, and
+ * `markColumn` is the required column a table format flags the rows it drops in, and
  * `physicalSchema` the names and field ids its files use for the required columns
  * ([[lmspark.shim.TableFiles]]); names in messages and metrics stay `requiredSchema`'s.
  */
@@ -61,18 +61,18 @@ final case class ScanSettings(
     selectionThreshold: Int = 11,
     selectionPolicy: String = "auto",
     unreadFields: Set[Seq[String]] = Set.empty,
-    constantColumns: Map[String, Any] = Map.empty,
+    markColumn: Option[String] = None,
     physicalSchema: Option[StructType] = None) {
 
   /** The schema a file's columns are found by ([[FileReadPlan.build]]): `requiredSchema`'s columns
     * under the names and field ids the table format's files use. */
   def fileSchema: StructType = physicalSchema.getOrElse(requiredSchema)
 
-  /** These settings for a table format's files: its constant columns, and its files' names and ids. */
+  /** These settings for a table format's files: its mark column, and its files' names and ids. */
   def withTable(table: lmspark.shim.TableFiles): ScanSettings = {
     val physical = table.fileSchema(requiredSchema)
     require(physical.length == requiredSchema.length, "a table format's file schema has the required columns")
-    copy(constantColumns = table.constantColumns, physicalSchema = if (physical == requiredSchema) None else Some(physical))
+    copy(markColumn = table.markColumn, physicalSchema = if (physical == requiredSchema) None else Some(physical))
   }
 
   /** How row selections are walked (`spark.lmspark.selection.policy` and `.threshold`), resolved per

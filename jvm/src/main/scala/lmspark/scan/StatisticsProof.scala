@@ -47,7 +47,7 @@ final class StatisticsProof(plan: FileReadPlan, predicate: Predicate, settings: 
     val rowCount = block.getRowCount
     plan.columns(col) match {
       case ColumnPlan.Missing => Some(ColumnStats(None, None, Some(rowCount), rowCount))
-      case _: ColumnPlan.Nested | ColumnPlan.RowIndex | _: ColumnPlan.Constant => None // never a predicate column
+      case _: ColumnPlan.Nested | ColumnPlan.RowIndex | ColumnPlan.RowMark => None // never a predicate column
       case ColumnPlan.Present(descriptor, _, _) =>
         val s: org.apache.parquet.column.statistics.Statistics[_] = FileReadPlan.chunkOf(block, descriptor).getStatistics
         if (s == null || s.isEmpty) None

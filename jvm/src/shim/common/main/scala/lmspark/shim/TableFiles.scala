@@ -15,12 +15,14 @@ final case class MarkedRows(rows: Array[Long], keepMarked: Boolean)
 /**
  * What a table format adds to reading its data files as Parquet, beyond Spark's Parquet reader:
  * per file, the rows it marks ([[markedRows]], e.g. Delta's deletion vectors), the names and field
- * ids its files use for the scan's columns ([[fileSchema]], Delta's column mapping), columns of the
- * scan's required schema it fills with a constant (by name), and the format that reads a file
- * lmspark hands over, which applies all of them itself. Built on the driver per scan; `markedRows` runs in tasks.
+ * ids its files use for the scan's columns ([[fileSchema]], Delta's column mapping), the column of
+ * the scan's required schema that flags each row the marks drop ([[markColumn]]), and the format
+ * that reads a file lmspark hands over, which applies all of them itself. Built on the driver per
+ * scan; `markedRows` runs in tasks.
  *
- * Invariant: a file read with `markedRows` applied and `constantColumns` filled yields exactly the
- * rows and values `fallbackFormat`'s reader yields for it.
+ * Invariant: a file read with `markedRows` applied (each dropped row left out, or yielded with its
+ * `markColumn` value 1) yields, after the format's own filter on `markColumn`, exactly the rows and
+ * values `fallbackFormat`'s reader yields for it.
  */
 trait TableFiles extends Serializable {
   /** The rows `file` marks (None: it marks none), loaded with the task's `conf`. */
@@ -31,19 +33,22 @@ trait TableFiles extends Serializable {
     * mapping), or `requiredSchema` itself. */
   def fileSchema(requiredSchema: StructType): StructType
 
-  /** Columns of the required schema the format fills with one value (by exact name). */
-  def constantColumns: Map[String, Any]
+  /** The byte column of the required schema (by exact name) that the format fills with 1 on a row
+    * its marks drop and 0 on a row it keeps, and whose rows other than 0 its own plan filters out
+    * above the scan (Delta's is-deleted column and `Filter`): a reader may yield a dropped row
+    * flagged rather than leave it out. None: the scan has no such column, and drops rows itself. */
+  def markColumn: Option[String]
 
   /** The format whose reader reads a file lmspark hands over (driver side only). */
   def fallbackFormat: FileFormat
 }
 
 object TableFiles {
-  /** Plain Parquet: no marked rows, no constant columns, Spark's reader. */
+  /** Plain Parquet: no marked rows, no mark column, Spark's reader. */
   object PlainParquet extends TableFiles {
     def markedRows(file: PartitionedFile, conf: Configuration): Option[MarkedRows] = None
     def fileSchema(requiredSchema: StructType): StructType = requiredSchema
-    def constantColumns: Map[String, Any] = Map.empty
+    def markColumn: Option[String] = None
     @transient lazy val fallbackFormat: FileFormat = new ParquetFileFormat()
   }
 }

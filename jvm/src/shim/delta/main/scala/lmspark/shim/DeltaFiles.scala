@@ -14,7 +14,8 @@ import org.apache.spark.sql.types.StructType
  * field ids, in column mapping mode `id`) as Delta's reader finds them; each file's deletion vector, loaded with
  * Delta's own classes from the descriptor Delta's file index put on the file
  * (`otherConstantMetadataColumnValues`), becomes the file's marked rows; Delta's is-deleted column
- * reads as 0 (keep) on every row lmspark yields, so Delta's `Filter` above the scan passes them all.
+ * is the mark column, 1 on a deleted row lmspark yields (Delta's `Filter` above the scan drops it)
+ * and 0 on the others.
  * A file lmspark hands over goes to Delta's own reader (`format`), which marks deleted rows itself.
  *
  * `tablePath` is the table's data path, against which Delta resolves relative deletion-vector
@@ -55,8 +56,8 @@ private[shim] final case class DeltaFiles(tablePath: Option[String], @transient 
   def fileSchema(requiredSchema: StructType): StructType =
     format.asInstanceOf[DeltaParquetFileFormat].prepareSchemaForRead(requiredSchema)
 
-  val constantColumns: Map[String, Any] =
-    if (tablePath.isDefined) Map(DeltaParquetFileFormat.IS_ROW_DELETED_COLUMN_NAME -> 0.toByte) else Map.empty
+  val markColumn: Option[String] =
+    if (tablePath.isDefined) Some(DeltaParquetFileFormat.IS_ROW_DELETED_COLUMN_NAME) else None
 
   def fallbackFormat: FileFormat = format
 
