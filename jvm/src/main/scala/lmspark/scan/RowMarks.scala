@@ -13,10 +13,12 @@ import lmspark.shim.MarkedRows
  * short runs of dropped rows may stay in the selection, flagged by [[reader]], for the format's own
  * filter above the scan to drop.
  *
+ * The rows are loaded when a row group is first decided to be read ([[RowGroupPruner]]), so a
+ * split whose row groups metadata prunes never loads its file's deletion vector.
+ *
  * Invariant: `marks.rows` is sorted ascending (duplicates are tolerated: a row is marked or not).
  */
 final class RowMarks(marks: MarkedRows) {
-  private[this] val rows = marks.rows
 
   /** The rows among the `rowCount` rows from file row `start` (a row group's) that are not in a run
     * of at least `minDropped` dropped rows, as a selection of the row group's rows; None when it
@@ -39,6 +41,7 @@ final class RowMarks(marks: MarkedRows) {
 
   /** How many of the `rowCount` rows from file row `start` the marks drop. */
   def droppedWithin(start: Long, rowCount: Long): Long = {
+    val rows = marks.rows
     var marked = 0L
     var i = RowMarkReader.lowerBound(rows, start)
     val end = RowMarkReader.lowerBound(rows, start + rowCount)
@@ -47,11 +50,12 @@ final class RowMarks(marks: MarkedRows) {
   }
 
   /** The mark column's reader for the row group whose first row is file row `firstRow`. */
-  def reader(firstRow: Long): RowMarkReader = new RowMarkReader(rows, marks.keepMarked, firstRow)
+  def reader(firstRow: Long): RowMarkReader = new RowMarkReader(marks.rows, marks.keepMarked, firstRow)
 
   /** Calls `f(from, until)` for each maximal run of dropped rows among the `rowCount` rows from file
     * row `start`, as row-group rows, in order. */
   private def forEachDroppedRun(start: Long, rowCount: Long)(f: (Long, Long) => Unit): Unit = {
+    val rows = marks.rows
     var i = RowMarkReader.lowerBound(rows, start)
     val end = RowMarkReader.lowerBound(rows, start + rowCount)
     if (marks.keepMarked) {

@@ -7,10 +7,18 @@ import org.apache.spark.sql.types.StructType
 
 /**
  * The rows of one data file a table format marks, by their index in the file (as `_metadata.row_index`
- * counts them): `rows` sorted ascending, distinct and non-negative. `keepMarked`: the marked rows are
- * the only ones the scan yields; otherwise they are the ones it drops (a deletion vector).
+ * counts them): `rows` sorted ascending, distinct and non-negative, loaded by `load` when first
+ * asked for (a file whose row groups are all pruned by metadata never loads them). `keepMarked`: the
+ * marked rows are the only ones the scan yields; otherwise they are the ones it drops (a deletion vector).
  */
-final case class MarkedRows(rows: Array[Long], keepMarked: Boolean)
+final class MarkedRows(load: () => Array[Long], val keepMarked: Boolean) {
+  lazy val rows: Array[Long] = load()
+}
+
+object MarkedRows {
+  /** Marked rows known already. */
+  def apply(rows: Array[Long], keepMarked: Boolean): MarkedRows = new MarkedRows(() => rows, keepMarked)
+}
 
 /**
  * What a table format adds to reading its data files as Parquet, beyond Spark's Parquet reader:

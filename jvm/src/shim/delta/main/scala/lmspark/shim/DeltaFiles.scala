@@ -41,11 +41,13 @@ private[shim] final case class DeltaFiles(tablePath: Option[String], @transient 
             s"lmspark cannot read ${file.filePath}: unknown Delta row index filter type $other")
         }
         val dv = DeletionVectorDescriptor.deserializeFromBase64(encoded)
-        val rows =
-          if (dv.cardinality == 0) Array.emptyLongArray
-          else StoredBitmap.create(dv, new Path(path)).load(new HadoopFileSystemDVStore(conf)).toArray
-        if (!isSortedDistinct(rows)) java.util.Arrays.sort(rows) // RoaringBitmapArray lists them in order already
-        Some(MarkedRows(rows, keep))
+        Some(new MarkedRows(() => {
+          val rows =
+            if (dv.cardinality == 0) Array.emptyLongArray
+            else StoredBitmap.create(dv, new Path(path)).load(new HadoopFileSystemDVStore(conf)).toArray
+          if (!isSortedDistinct(rows)) java.util.Arrays.sort(rows) // RoaringBitmapArray lists them in order already
+          rows
+        }, keep))
       case (id, kind) => throw new IllegalStateException(
         s"lmspark cannot read ${file.filePath}: Delta's deletion vector descriptor ($id) and filter type ($kind) " +
           "must come together")
