@@ -259,36 +259,36 @@ def _median_of(rows: list[dict], key: str) -> dict[tuple[str, str, str], float]:
     return {k: statistics.median(v) for k, v in vals.items()}
 
 
-def planning_table(rows: list[dict], engines: list[str], cells: list[tuple[str, str]]) -> str:
-    """Markdown: per query timed with its planning apart (Delta's), each engine's median seconds to
-    the executed plan and in all; empty when no query was."""
-    plan, total = _median_of(rows, "plan_seconds"), _median_of(rows, "seconds")
-    timed = [(ds, q) for ds, q in cells if any((ds, q, e) in plan for e in engines)]
-    if not timed:
-        return ""
-    head = "| dataset | query | " + " | ".join(f"{e} planning (s) | {e} total (s)" for e in engines) + " |"
-    out = [head, "|---|---|" + "---:|---:|" * len(engines)]
-    for ds, q in timed:
-        cols = []
-        for e in engines:
-            p, t = plan.get((ds, q, e)), total.get((ds, q, e))
-            cols += [f"{p:.3f}" if p is not None else "–", f"{t:.3f}" if t is not None else "–"]
-        out.append(f"| {ds} | {q} | " + " | ".join(cols) + " |")
-    return "\n".join(out)
-
-
-def requests_table(rows: list[dict], engines: list[str], cells: list[tuple[str, str]]) -> str:
-    """Markdown: per query, each engine's median requests and MB read from the simulated store."""
-    req, mb = _median_of(rows, "store_requests"), _median_of(rows, "store_mb")
-    head = "| dataset | query | " + " | ".join(f"{e} requests | {e} MB" for e in engines) + " |"
+def _pair_table(rows: list[dict], engines: list[str], cells: list[tuple[str, str]],
+                columns: tuple[tuple[str, str, str], tuple[str, str, str]]) -> str:
+    """Markdown: per query, each engine's medians of two keys; `columns` gives each key, its
+    heading and its format."""
+    (k1, h1, f1), (k2, h2, f2) = columns
+    first, second = _median_of(rows, k1), _median_of(rows, k2)
+    head = "| dataset | query | " + " | ".join(f"{e} {h1} | {e} {h2}" for e in engines) + " |"
     out = [head, "|---|---|" + "---:|---:|" * len(engines)]
     for ds, q in cells:
         cols = []
         for e in engines:
-            r, m = req.get((ds, q, e)), mb.get((ds, q, e))
-            cols += [f"{r:.0f}" if r is not None else "–", f"{m:.1f}" if m is not None else "–"]
+            a, b = first.get((ds, q, e)), second.get((ds, q, e))
+            cols += [format(a, f1) if a is not None else "–", format(b, f2) if b is not None else "–"]
         out.append(f"| {ds} | {q} | " + " | ".join(cols) + " |")
     return "\n".join(out)
+
+
+def planning_table(rows: list[dict], engines: list[str], cells: list[tuple[str, str]]) -> str:
+    """Markdown: per query timed with its planning apart (Delta's), each engine's median seconds to
+    the executed plan and in all; empty when no query was."""
+    plan = _median_of(rows, "plan_seconds")
+    timed = [(ds, q) for ds, q in cells if any((ds, q, e) in plan for e in engines)]
+    if not timed:
+        return ""
+    return _pair_table(rows, engines, timed, (("plan_seconds", "planning (s)", ".3f"), ("seconds", "total (s)", ".3f")))
+
+
+def requests_table(rows: list[dict], engines: list[str], cells: list[tuple[str, str]]) -> str:
+    """Markdown: per query, each engine's median requests and MB read from the simulated store."""
+    return _pair_table(rows, engines, cells, (("store_requests", "requests", ".0f"), ("store_mb", "MB", ".1f")))
 
 
 def chart_requests(rows: list[dict], engines: list[str], cells: list[tuple[str, str]], path: Path, title: str) -> bool:
