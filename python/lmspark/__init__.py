@@ -14,7 +14,7 @@ from typing import TypeVar
 from . import conf
 from .report import Explanation, ScanReport, explain, metrics
 from .sessions import connect_target
-from .status import Status, status
+from .status_check import Status, status
 from .lines import LINES_WITH_EXPLAIN_PROVIDERS, SCALA_OF_LINE, UnsupportedSparkError, jar_name, supported_line
 
 __all__ = ["enable_lm", "jar_path", "spark_line", "explain", "metrics", "status", "Explanation", "ScanReport", "Status", "conf",

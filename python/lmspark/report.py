@@ -91,7 +91,7 @@ def explain(df) -> Explanation:
 
 def _explain_connect(df) -> Explanation:
     from .explain_text import scans_of_explain
-    from .status import status
+    from .status_check import status
 
     st = status(df.sparkSession)
     if not st.loaded:
