@@ -22,14 +22,12 @@ def _remote_only() -> bool:
 
 def _api_mode(options: dict) -> str:
     """``classic`` or ``connect``, as pyspark 4.x picks it (3.5 has classic only, or spark.remote)."""
-    mode = str(options.get("spark.api.mode", os.environ.get("SPARK_API_MODE", ""))).lower()
-    if mode in ("classic", "connect"):
-        return mode
     try:
         from pyspark.util import default_api_mode
-    except ImportError:  # Spark 3.5
+    except ImportError:  # Spark 3.5: no API modes
         return "classic"
-    return default_api_mode()
+    mode = str(options.get("spark.api.mode", os.environ.get("SPARK_API_MODE", ""))).lower()
+    return mode if mode in ("classic", "connect") else default_api_mode()
 
 
 def connect_target(builder) -> str | None:
