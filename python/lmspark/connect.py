@@ -273,7 +273,20 @@ class Server:
             except subprocess.TimeoutExpired:
                 pass
         self._signal(signal.SIGKILL)  # whatever is left of the group (children of the JVM)
-        return self.proc.wait()
+        code = self.proc.wait()
+        deadline = time.monotonic() + 10
+        while self.group_alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return code
+
+    def group_alive(self) -> bool:
+        try:
+            os.killpg(self.proc.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
 
     def _signal(self, sig: int) -> None:
         try:
