@@ -21,8 +21,9 @@ freed the port). Against it, from Spark Connect client sessions (``pyspark.sql.c
 
 The launcher's own checks (unsupported line, missing jars, port taken, merged arguments) and the
 EXPLAIN text parser need no server. Where this line's Connect client cannot be imported, or its
-server cannot start here (3.5 without Maven Central), the server tests skip with the reason.
-``LMSPARK_TEST_SEED`` changes the data and the cases.
+server cannot start here (3.5, whose Connect jar comes from Maven Central), the server tests skip
+with the reason. ``LMSPARK_TEST_SEED`` changes the data and the cases; ``LMSPARK_CONNECT_ARGS`` adds
+spark-submit arguments to the server's.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import copy
 import os
 import random
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -54,6 +56,9 @@ from lmspark.lines import LINES_WITH_EXPLAIN_PROVIDERS
 from test_late_materialization import COMBOS, FILES, CaseGen, lm_files  # noqa: F401 (lm_files: a fixture)
 
 SEED = int(os.environ.get("LMSPARK_TEST_SEED", "20261129"))
+#: More spark-submit arguments for the server, e.g. another Spark 3.5 patch's Connect jar where the
+#: installed patch's cannot be resolved: ``--packages org.apache.spark:spark-connect_2.12:3.5.7``.
+CONNECT_ARGS_ENV = "LMSPARK_CONNECT_ARGS"
 LINE = lmspark.spark_line()
 CASES_PER_FILE = 8
 NESTED_TABLES = 3
@@ -116,7 +121,7 @@ def connect_server(tmp_path_factory):
     log = tmp_path_factory.mktemp("connect") / "server.log"
     extra = ["--driver-memory", "2g", "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
              "--conf", "spark.sql.session.timeZone=UTC", "--conf", "spark.driver.extraJavaOptions=-Duser.timezone=UTC",
-             *_delta_args()]
+             *_delta_args(), *shlex.split(os.environ.get(CONNECT_ARGS_ENV, ""))]
     proc = subprocess.Popen([sys.executable, "-m", "lmspark.connect", "--port", str(port), "--master", "local[2]",
                              "--log", str(log), "--timeout", "240", "--", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -125,7 +130,9 @@ def connect_server(tmp_path_factory):
         proc.wait(60)
         said = proc.stderr.read().strip()
         if LINE == "3.5" and "could not get org.apache.spark:spark-connect_2.12" in said:
-            pytest.skip(f"Spark 3.5's Connect server cannot start here: {said.splitlines()[-1]}")
+            pytest.skip(f"Spark 3.5's Connect server cannot start here: {said.splitlines()[-1]} (to try another "
+                        f"3.5 patch's Connect jar: {CONNECT_ARGS_ENV}='--packages "
+                        "org.apache.spark:spark-connect_2.12:3.5.<n>')")
         pytest.fail(f"the launcher did not start a server (exit {proc.returncode}):\n{said}\n"
                     f"{log.read_text(errors='replace')[-3000:] if log.exists() else ''}")
     assert url == f"sc://localhost:{port}"
@@ -332,6 +339,13 @@ def test_two_sessions_at_once_each_see_their_own_flag(connect_server, lm_files):
         off.stop()
 
 
+def _names(table: str, path: Path) -> bool:
+    """A scan's table names ``path``: whole, or (3.5's plan text, cut by Spark) its beginning."""
+    if table.endswith("..."):
+        return str(path).startswith(table[:-3].removeprefix("file:")) and len(table) > 20
+    return table.removeprefix("file:") == str(path)
+
+
 def test_status_and_explain(connect_server, lm, ref, lm_files):
     path, _ = lm_files["plain_v2_zstd_sorted"]
     st = lmspark.status(lm)
@@ -346,7 +360,7 @@ def test_status_and_explain(connect_server, lm, ref, lm_files):
     e = lmspark.explain(lm.sql(query))
     assert e.active and e.served and not e.reasons, e
     (scan,) = e.scans
-    assert path.name in scan.table, scan
+    assert _names(scan.table, path), scan
     assert lmspark.explain(ref.sql(query)).scans == ()
     assert lmspark.metrics(lm.sql(query)) == {}
 
@@ -359,7 +373,7 @@ def test_status_and_explain(connect_server, lm, ref, lm_files):
         assert scan.reasons and scan.reasons[0].startswith("Spark's vectorized Parquet reader"), scan
         if LINE in LINES_WITH_EXPLAIN_PROVIDERS:  # the lmspark section has the reasons whole
             assert "spark.sql.parquet.enableVectorizedReader is false" in scan.reasons[0], scan
-            assert path.name in scan.table, scan
+        assert _names(scan.table, path), scan
     finally:
         declined.stop()
 
@@ -399,22 +413,24 @@ def test_unknown_flag_is_refused(connect_server, lm_files):
         s.stop()
 
 
-def test_bad_flag_value_is_refused_when_set(connect_server):
-    """Every flag refuses a value none of its parsers takes, through spark.conf.set and SQL SET, and
-    keeps its value; as in a classic session (LmConfRegistrationSuite), Spark's check of the
-    registered flag answers."""
+@pytest.mark.parametrize("how", ["spark.conf.set", "SQL SET"])
+def test_bad_flag_value_is_refused_when_set(connect_server, how):
+    """Flags refuse a value none of their parsers takes when it is set, and keep their value; as in a
+    classic session (LmConfRegistrationSuite), Spark's check of the registered flag answers."""
+    if how == "SQL SET" and LINE == "3.5":
+        pytest.skip("Spark 3.5's Connect client never returns from a SQL command that fails on the server "
+                    "(it reattaches to the failed operation again and again; SPARK-50735, fixed in 4.0)")
     s = _session(connect_server.url)
     try:
-        rng = random.Random(SEED)
-        for key in rng.sample(sorted(C.DEFAULTS), 8):
+        for key in random.Random(SEED).sample(sorted(C.DEFAULTS), 8):
             before = s.conf.get(key)
             with pytest.raises(Exception) as e:
-                s.conf.set(key, "abc")
+                if how == "spark.conf.set":
+                    s.conf.set(key, "abc")
+                else:
+                    s.sql(f"SET {key}=abc").collect()
             assert key in str(e.value) and "'abc'" in str(e.value), str(e.value)
             assert type(e.value).__name__ == "IllegalArgumentException", type(e.value)
-            with pytest.raises(Exception) as e:
-                s.sql(f"SET {key}=abc").collect()
-            assert key in str(e.value), str(e.value)
             assert s.conf.get(key) == before == C.DEFAULTS[key]
     finally:
         s.stop()
@@ -573,8 +589,8 @@ def test_explain_text_section_and_plan_lines():
             "   +- FileScan parquet [b#2] Batched: true, DataFilters: [], Format: Parquet [lmspark fallback: one; two], "
             "Location: InMemoryFileIndex(1 paths)[file:/t/b], PartitionFilters: [], ReadSchema: struct<b:int>\n"
             "   +- FileScan parquet [c#3] Batched: true, DataFilters: [], Format: Parquet [lmspark fallback: a long rea..., "
-            "Location: InMemoryFileIndex(1 paths)[file:/t/c], PartitionFilters: [], ReadSchema: struct<c:int>\n"
+            "Location: InMemoryFileIndex(1 paths)[file:/t/c/a/long/pa..., PartitionFilters: [], ReadSchema: struct<c:int>\n"
             "   +- FileScan parquet [d#4] Batched: true, DataFilters: [], Format: Parquet, "
             "Location: InMemoryFileIndex(1 paths)[file:/t/d], PartitionFilters: [], ReadSchema: struct<d:int>\n")
     assert scans_of_explain(plan) == [("file:/t/a", True, ()), ("file:/t/b", False, ("one", "two")),
-                                      ("file:/t/c", False, ("a long rea...",))]
+                                      ("file:/t/c/a/long/pa...", False, ("a long rea...",))]

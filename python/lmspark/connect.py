@@ -122,7 +122,10 @@ class Pyspark:
 
     @classmethod
     def installed(cls) -> "Pyspark":
-        import pyspark
+        try:
+            import pyspark
+        except ImportError:
+            raise LaunchError("pyspark is not installed here: pip install 'pyspark[connect]'") from None
 
         return cls(pyspark.__version__, Path(pyspark.__file__).resolve().parent)
 
@@ -200,9 +203,35 @@ def _accepts(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-#: (pattern in the server's log, reason): the first match names why a server stopped early.
+def _listens(pid: int, port: int) -> bool | None:
+    """Whether process ``pid`` holds a listening TCP socket on ``port`` (Linux's /proc), or None
+    where that cannot be read: then only a connection tells."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+        tables = []
+        for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+            with open(name) as f:
+                tables += f.readlines()[1:]
+    except OSError:
+        return None
+    inodes = set()
+    for fd in fds:
+        try:
+            inodes.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:  # closed meanwhile
+            pass
+    for row in tables:
+        cols = row.split()
+        if cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port and f"socket:[{cols[9]}]" in inodes:
+            return True
+    return False
+
+
+#: (pattern in the server's log, reason): the first match names why a server stopped early. ``{port}``
+#: in a pattern is the server's port.
 _KNOWN_FAILURES = [
-    (re.compile(r"Address already in use|Failed to bind", re.I), "port {port} is taken; choose another with --port"),
+    (re.compile(r"(Failed to bind|BindException|bind\(\.\.\) failed).*:{port}\b|:{port}\b.*Address already in use"),
+     "port {port} is taken; choose another with --port"),
     (re.compile(r"unresolved dependency|Error downloading|download failed|not found:? .*spark-connect", re.I),
      "could not get {package} through spark-submit --packages (no network to Maven Central?); download "
      "that jar and pass it: {prog} -- --jars /path/to/{jar}"),
@@ -217,7 +246,7 @@ def failure_reason(log_text: str, port: int, spark: Pyspark, code: int | None) -
     """One line: why the server stopped before it accepted connections, read from its log."""
     jar = f"spark-connect_{spark.scala}-{spark.version}.jar"
     for pattern, reason in _KNOWN_FAILURES:
-        if pattern.search(log_text):
+        if re.search(pattern.pattern.replace("{port}", str(port)), log_text, pattern.flags):
             return reason.format(port=port, package=spark.connect_package, prog=_PROG, jar=jar)
     errors = [ln.strip() for ln in log_text.splitlines()
               if re.search(r"(Exception|Error)\b", ln) and not ln.lstrip().startswith("at ")]
@@ -256,7 +285,7 @@ class Server:
             code = self.proc.poll()
             if code is not None:
                 raise LaunchError(failure_reason(self.log.read_text(errors="replace"), self.port, spark, code))
-            if _accepts(self.port):
+            if _listens(self.proc.pid, self.port) is not False and _accepts(self.port):
                 return
             if time.monotonic() > deadline:
                 self.stop()
@@ -338,7 +367,10 @@ def main(argv: list[str] | None = None, spark: Pyspark | None = None) -> int:
         cmd = server_command(spark, opts.port, opts.master, extra)
         check_port_free(opts.port)
         log = opts.log or Path(tempfile.gettempdir()) / f"lmspark-connect-{opts.port}.log"
-        log.write_text("")
+        try:
+            log.write_text("")
+        except OSError as e:
+            raise LaunchError(f"cannot write the server's log {log}: {e.strerror}") from None
         server = Server.start(cmd, spark, opts.port, log)
         _say(f"starting Spark {spark.version} with lmspark {__version__} on port {opts.port} "
              f"(pid {server.proc.pid}); log: {log}")

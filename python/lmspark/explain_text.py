@@ -24,7 +24,9 @@ _DECLINED = "Spark scan (lmspark fallback): "
 _REASON = "  reason: "
 _FALLBACK = "Parquet [lmspark fallback: "
 _FORMAT = re.compile(r"Format: (.*?)(?:, (?:Location|PartitionFilters|PushedFilters|ReadSchema): |$)")
-_LOCATION = re.compile(r"Location: \w+(?:\(\d+ paths?\))?\[(.*?)\](?=, |$)")
+#: The root paths of ``Location: InMemoryFileIndex(1 paths)[file:/t]``, or their beginning and ``...``
+#: where Spark cut the value.
+_LOCATION = re.compile(r"Location: \w+(?:\(\d+ paths?\))?\[(.*?)(?:\]|(?<=\.\.\.))(?=, |$)")
 
 #: One scan: (table or paths, served by lmspark, reasons it was not).
 Scan = tuple[str, bool, tuple[str, ...]]
