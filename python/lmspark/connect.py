@@ -233,8 +233,8 @@ _KNOWN_FAILURES = [
     (re.compile(r"(Failed to bind|BindException|bind\(\.\.\) failed).*:{port}\b|:{port}\b.*Address already in use"),
      "port {port} is taken; choose another with --port"),
     (re.compile(r"unresolved dependency|Error downloading|download failed|not found:? .*spark-connect", re.I),
-     "could not get {package} through spark-submit --packages (no network to Maven Central?); download "
-     "that jar and pass it: {prog} -- --jars /path/to/{jar}"),
+     "could not get {package} through spark-submit --packages (not on Maven Central or its mirror, or no "
+     "network); download that jar and pass it: {prog} -- --jars /path/to/{jar}"),
     (re.compile(r"ClassNotFoundException: " + re.escape(SERVER_CLASS)),
      "the Spark Connect jar is not on the server's class path; pass it: {prog} -- --jars /path/to/{jar}"),
     (re.compile(r"JAVA_HOME is not set|java: (command )?not found|No such file or directory.*java", re.I),
