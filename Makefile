@@ -96,11 +96,12 @@ test-jvm: venv
 
 # The other lines (every line but LINE), each in its own virtualenv and with its own jar: the
 # scalatest suites that run Spark (differential late materialization, pruning, type conversion,
-# output modes, plan, files, corruption) and the pytest differential, corpus, plan and cluster suites.
+# output modes, plan, files, corruption) and the pytest differential, corpus, plan, cluster and Spark
+# Connect suites.
 OTHER_LINES := $(filter-out $(LINE),$(LINES))
 MATRIX_SCALATEST := lmspark.scan.* lmspark.plan.*
 MATRIX_PYTEST := tests/test_matrix.py tests/test_late_materialization.py tests/test_output_mode.py \
-	tests/test_int96_conversion.py tests/test_spark_written.py tests/test_corpus.py tests/test_plan.py tests/test_cluster.py
+	tests/test_int96_conversion.py tests/test_spark_written.py tests/test_corpus.py tests/test_plan.py tests/test_cluster.py tests/test_connect.py
 # The test classes' jar (the simulated object store of `make bench-store`).
 .PHONY: jar-tests bench-store
 jar-tests: venv

@@ -96,6 +96,76 @@ def test_enable_lm_on_a_remote_builder_raises(monkeypatch):
         builder._options.pop("spark.remote", None)
 
 
+@pytest.mark.parametrize("how", ["SPARK_REMOTE", "spark.api.mode", "Connect builder"])
+def test_enable_lm_on_every_kind_of_connect_builder_raises(monkeypatch, how):
+    """Whatever makes the builder a Spark Connect client, enable_lm raises before touching it."""
+    from pyspark import SparkContext
+
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
+    builder = SparkSession.builder
+    if how == "SPARK_REMOTE":
+        monkeypatch.setenv("SPARK_REMOTE", "sc://localhost:15002")
+    elif how == "spark.api.mode":
+        if lmspark.spark_line() == "3.5":
+            pytest.skip("Spark 3.5 has no API modes")
+        builder = builder.config("spark.api.mode", "connect")
+    else:
+        try:
+            from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+        except ImportError as e:
+            pytest.skip(f"the Spark Connect client cannot be imported here: {e}")
+        builder = RemoteSparkSession.builder
+    before = dict(builder._options)
+    with pytest.raises(lmspark.RemoteSessionError, match="python -m lmspark.connect") as e:
+        lmspark.enable_lm(builder)
+    assert f"spark.sql.extensions={lmspark.EXTENSION_CLASS}" in str(e.value)
+    assert builder._options == before
+
+
+def test_a_classic_builder_is_not_a_connect_one(monkeypatch):
+    from lmspark.sessions import connect_target
+
+    for var in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_API_MODE", "SPARK_CONNECT_MODE"):
+        monkeypatch.delenv(var, raising=False)
+    assert connect_target(SparkSession.builder.master("local[1]")) is None
+    assert connect_target(SparkSession.builder.config("spark.api.mode", "classic")) is None
+
+
+# --------------------------------------------------------------------------------------------
+# lmspark.status(spark): a classic session (tests/test_connect.py has Connect's)
+# --------------------------------------------------------------------------------------------
+
+
+def test_status_of_a_classic_session(spark):
+    from conftest import conf
+
+    st = lmspark.status(spark)
+    assert st.active and st.loaded and st.configured and st.enabled and not st.connect, st
+    assert st.spark_version == spark.version and not st.unknown_flags and not st.reason
+    assert st.explain_section == (lmspark.spark_line() in lmspark.LINES_WITH_EXPLAIN_PROVIDERS)
+    with conf(spark, {lmspark.conf.ENABLED: "false"}):
+        off = lmspark.status(spark)
+    assert off.loaded and not off.active and lmspark.conf.ENABLED in off.reason, off
+
+
+def test_unknown_flag_refused_in_a_classic_session_as_from_a_client(spark, tmp_path):
+    """The same refusal as a Spark Connect client gets (test_connect.py): the first Parquet scan
+    planned fails naming the key and the closest flag; other queries run."""
+    from pyspark.errors import IllegalArgumentException
+
+    from conftest import conf
+
+    path = str(tmp_path / "t")
+    spark.range(100).write.parquet(path)
+    with conf(spark, {"spark.lmspark.batchsize": "64"}):
+        with pytest.raises(IllegalArgumentException, match="did you mean spark.lmspark.batchSize"):
+            spark.read.parquet(path).where("id > 3").collect()
+        assert spark.range(5).count() == 5
+        st = lmspark.status(spark)
+        assert st.unknown_flags == {"spark.lmspark.batchsize": lmspark.conf.BATCH_SIZE} and not st.active
+    assert spark.read.parquet(path).where("id > 3").count() == 96
+
+
 # --------------------------------------------------------------------------------------------
 # lmspark.explain(df) and lmspark.metrics(df)
 # --------------------------------------------------------------------------------------------

@@ -13,10 +13,13 @@ from typing import TypeVar
 
 from . import conf
 from .report import Explanation, ScanReport, explain, metrics
+from .sessions import connect_target
+from .status_check import Status, status
 from .lines import LINES_WITH_EXPLAIN_PROVIDERS, SCALA_OF_LINE, UnsupportedSparkError, jar_name, supported_line
 
-__all__ = ["enable_lm", "jar_path", "spark_line", "explain", "metrics", "Explanation", "ScanReport", "conf", "__version__", "EXTENSION_CLASS", "EXPLAIN_PROVIDER_CLASS",
-           "UnsupportedSparkError", "SessionAlreadyRunningError", "SUPPORTED_LINES"]
+__all__ = ["enable_lm", "jar_path", "spark_line", "explain", "metrics", "status", "Explanation", "ScanReport", "Status", "conf",
+           "__version__", "EXTENSION_CLASS", "EXPLAIN_PROVIDER_CLASS", "UnsupportedSparkError", "SessionAlreadyRunningError",
+           "RemoteSessionError", "SUPPORTED_LINES"]
 
 _HERE = Path(__file__).resolve().parent
 __version__ = (_HERE / "VERSION").read_text().strip()
@@ -34,6 +37,10 @@ B = TypeVar("B")
 
 class SessionAlreadyRunningError(RuntimeError):
     """``enable_lm`` was called while a SparkContext already runs in this process."""
+
+
+class RemoteSessionError(RuntimeError):
+    """``enable_lm`` was given a Spark Connect builder: lmspark must be loaded by the server."""
 
 
 def _pyspark_version() -> str:
@@ -93,12 +100,24 @@ def _check_no_running_session() -> None:
 
 
 def _check_not_remote(builder) -> None:
-    options = getattr(builder, "_options", {}) or {}
-    if "spark.remote" in options or os.environ.get("SPARK_REMOTE") or os.environ.get("SPARK_CONNECT_MODE_ENABLED"):
-        raise RuntimeError(
-            "enable_lm cannot add lmspark to a Spark Connect client: the server runs the scan. Start the "
-            f"server with `--jars {jar_path()} --conf spark.sql.extensions={EXTENSION_CLASS}`."
-        )
+    target = connect_target(builder)
+    if target is None:
+        return
+    try:
+        jar = jar_path()
+    except (UnsupportedSparkError, FileNotFoundError):
+        jar = "<the lmspark jar of the server's Spark line>"
+    providers = (f" (and `--conf spark.sql.extendedExplainProviders={EXPLAIN_PROVIDER_CLASS}` for the lmspark "
+                 "section of EXPLAIN, from Spark 4.0 on)")
+    raise RemoteSessionError(
+        f"enable_lm cannot add lmspark to a Spark Connect session ({target}): the scan runs on the Connect "
+        "server, which must load lmspark when it starts. Start one with `python -m lmspark.connect [--port N]` "
+        "and connect to the sc:// URL it prints; for a server started otherwise (start-connect-server.sh, a "
+        f"cluster's), start it with `--jars {jar}` (or spark.jars) and `--conf spark.sql.extensions="
+        f"{EXTENSION_CLASS}`{providers}. Build the session without enable_lm, e.g. "
+        "SparkSession.builder.remote(url).getOrCreate(), and check it with lmspark.status(spark). The builder "
+        "was left as it was."
+    )
 
 
 def enable_lm(builder: B) -> B:
@@ -110,13 +129,14 @@ def enable_lm(builder: B) -> B:
     Switch lmspark off per session at run time with
     ``spark.conf.set("spark.lmspark.enabled", "false")``.
 
-    Raises :class:`UnsupportedSparkError` on a Spark line lmspark has no jar for, and
+    Raises :class:`UnsupportedSparkError` on a Spark line lmspark has no jar for,
     :class:`SessionAlreadyRunningError` when a SparkContext already runs (Spark could no longer
-    load the jar); the builder is left untouched then.
+    load the jar), and :class:`RemoteSessionError` for a Spark Connect builder (the server must load
+    lmspark: ``python -m lmspark.connect``); the builder is left untouched then.
     """
+    _check_not_remote(builder)
     line = spark_line()
     jar = jar_path()
-    _check_not_remote(builder)
     _check_no_running_session()
     _append(builder, "spark.jars", jar)
     _append(builder, "spark.sql.extensions", EXTENSION_CLASS)

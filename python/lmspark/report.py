@@ -1,14 +1,18 @@
 """What lmspark did for a DataFrame: ``lmspark.explain(df)`` and ``lmspark.metrics(df)``.
 
-Both read the DataFrame's executed plan through lmspark's JVM helper (``lmspark.plan.LmReport``),
-so callers need no py4j or knowledge of Spark's plan classes. Per-file reasons and metrics are
-complete after an action has run.
+In a classic session both read the DataFrame's executed plan through lmspark's JVM helper
+(``lmspark.plan.LmReport``), so callers need no py4j or knowledge of Spark's plan classes;
+per-file reasons and metrics are complete after an action has run. A Spark Connect client has no
+JVM: there ``explain`` reads the text of ``EXPLAIN EXTENDED`` (:mod:`lmspark.explain_text`), which
+names each scan and its reasons but not per-file ones, and ``metrics`` is empty.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+
+from .sessions import is_connect
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,9 @@ def _report(df):
 
 def explain(df) -> Explanation:
     """Whether lmspark serves ``df``'s Parquet scans, and every reason where it does not
-    (including the per-file ones, after an action)."""
+    (including the per-file ones, after an action, in a classic session)."""
+    if is_connect(df):
+        return _explain_connect(df)
     report, gate = _report(df)
     if report is None:
         return Explanation(active=False, inactive_reason="the lmspark jar is not loaded in this session "
@@ -83,9 +89,24 @@ def explain(df) -> Explanation:
     return Explanation(active=True, scans=scans)
 
 
+def _explain_connect(df) -> Explanation:
+    from .explain_text import scans_of_explain
+    from .status_check import status
+
+    st = status(df.sparkSession)
+    if not st.loaded:
+        return Explanation(active=False, inactive_reason=st.reason)
+    scans = tuple(ScanReport(table=table, served=served, reasons=reasons)
+                  for table, served, reasons in scans_of_explain(df._explain_string(mode="extended")))
+    return Explanation(active=True, scans=scans)
+
+
 def metrics(df) -> dict[str, int]:
     """lmspark's scan metrics for ``df``, summed over its lmspark scans (``scans``: how many), after
-    an action has run; empty when lmspark is not active."""
+    an action has run; empty when lmspark is not active, and for a Spark Connect DataFrame (the
+    metrics stay on the server)."""
+    if is_connect(df):
+        return {}
     report, _ = _report(df)
     if report is None:
         return {}

@@ -2,12 +2,11 @@ package lmspark
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import lmspark.plan.UnknownFlags
 import lmspark.testutil.LmSparkSession
 
 /** lmspark's flags are Spark SQL confs: a bad value fails when it is set, `SET -v` lists every flag
-  * with its doc, a good value takes effect, and an unknown `spark.lmspark.*` key gets one warning
-  * naming the closest flag. */
+  * with its doc, a good value takes effect, and an unknown `spark.lmspark.*` key is refused when a
+  * Parquet scan is planned, naming the closest flag. */
 class LmConfRegistrationSuite extends AnyFunSuite with LmSparkSession {
 
   private val rnd = new scala.util.Random(17)
@@ -60,16 +59,29 @@ class LmConfRegistrationSuite extends AnyFunSuite with LmSparkSession {
     intercept[IllegalArgumentException](spark.conf.set(LmConf.IO_MAX_REQUEST_BYTES.key, "1k")) // below its 64 KiB
   }
 
-  test("an unknown spark.lmspark key is accepted with one warning naming the closest flag") {
+  test("an unknown spark.lmspark key is refused at the first Parquet scan planned, naming the closest flag") {
     val typos = Seq("spark.lmspark.batchsize" -> LmConf.BATCH_SIZE.key,
-      "spark.lmspark.lateMaterialisation.enabled" -> LmConf.LATE_MATERIALIZATION.key)
+      "spark.lmspark.lateMaterialisation.enabled" -> LmConf.LATE_MATERIALIZATION.key,
+      "spark.lmspark.enable" -> LmConf.ENABLED.key)
     val dir = newDir("unknown-flags")
     spark.range(10).write.parquet(dir)
-    for ((typo, closest) <- typos) withConf(typo -> "true") {
+    val expected = spark.read.parquet(dir).where("id > 3").collect().map(_.getLong(0)).sorted.toSeq
+    for ((typo, closest) <- typos; enabled <- Seq("true", "false")) withConf(typo -> "false", LmConf.ENABLED.key -> enabled) {
       assert(LmConf.unknownKeys(spark.sessionState.conf).contains(typo -> closest))
-      spark.read.parquet(dir).where("id > 3").collect()
-      assert(UnknownFlags.warnedKeys.contains(typo))
+      for (query <- Seq(() => spark.read.parquet(dir).where("id > 3").collect(),
+          () => spark.sql(s"SELECT count(*) FROM parquet.`$dir`").collect())) {
+        val e = intercept[IllegalArgumentException](query())
+        assert(e.getMessage.contains(s"$typo is not an lmspark flag (did you mean $closest?)"), e.getMessage)
+      }
+      // a query without a Parquet scan, SET and RESET still run
+      assert(spark.range(5).selectExpr("sum(id)").collect().head.getLong(0) == 10)
+      assert(spark.sql(s"SET $typo").collect().head.getString(1) == "false")
     }
     assert(LmConf.unknownKeys(spark.sessionState.conf).isEmpty)
+    assert(spark.read.parquet(dir).where("id > 3").collect().map(_.getLong(0)).sorted.toSeq == expected)
+    spark.sql(s"SET ${typos.head._1}=1")
+    intercept[IllegalArgumentException](spark.read.parquet(dir).collect())
+    spark.sql(s"RESET ${typos.head._1}")
+    assert(spark.read.parquet(dir).where("id > 3").collect().map(_.getLong(0)).sorted.toSeq == expected)
   }
 }

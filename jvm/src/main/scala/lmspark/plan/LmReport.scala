@@ -18,8 +18,7 @@ object LmReport extends AdaptiveSparkPlanHelper {
         obj(Seq("served" -> "true", "table" -> str(tableOf(s)), "reasons" -> "[]",
           "fileReasons" -> obj(s.fileFallbackReasons.value.toSeq.sortBy(_._1).map { case (r, n) => r -> n.toString })))
       case s: FileSourceScanExec if Fallback.reasonsOf(s).isDefined =>
-        obj(Seq("served" -> "false", "table" -> str(s.tableIdentifier.map(_.unquotedString)
-          .getOrElse(s.relation.location.rootPaths.mkString(","))),
+        obj(Seq("served" -> "false", "table" -> str(ExplainSection.tableOf(s.tableIdentifier, s.relation.location.rootPaths)),
           "reasons" -> Fallback.reasonsOf(s).get.map(str).mkString("[", ", ", "]"), "fileReasons" -> "{}"))
     }
     obj(Seq("scans" -> scans.mkString("[", ", ", "]")))
@@ -32,8 +31,7 @@ object LmReport extends AdaptiveSparkPlanHelper {
     obj(("scans" -> scans.size.toString) +: sums.toSeq.sortBy(_._1).map { case (k, v) => k -> v.toString })
   }
 
-  private def tableOf(s: LmParquetScanExec): String =
-    s.tableIdentifier.map(_.unquotedString).getOrElse(s.relation.location.rootPaths.mkString(","))
+  private def tableOf(s: LmParquetScanExec): String = ExplainSection.tableOf(s.tableIdentifier, s.relation.location.rootPaths)
 
   private def obj(fields: Seq[(String, String)]): String =
     fields.map { case (k, v) => s"${str(k)}: $v" }.mkString("{", ", ", "}")

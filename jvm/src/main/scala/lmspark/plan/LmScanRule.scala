@@ -17,11 +17,13 @@ import lmspark.shim.{DeltaTables, SparkScanShim}
  * The struct fields nothing above a scan reads ([[NestedFieldUse]]) are found on the whole plan
  * before any scan is replaced.
  * Then a top-k straight over a replaced scan reads its sort columns first ([[TopKRule]]).
- * Does nothing when `spark.lmspark.enabled` is false.
+ * Does nothing when `spark.lmspark.enabled` is false. Whatever its value, a plan holding a scan it
+ * could replace is refused while the session holds an unknown `spark.lmspark.*` key
+ * ([[UnknownFlags]]).
  */
 case class LmScanRule(session: SparkSession) extends Rule[SparkPlan] {
   override def apply(plan: SparkPlan): SparkPlan = {
-    UnknownFlags.warnOnce(conf)
+    if (plan.exists(readsParquet)) UnknownFlags.check(conf)
     if (!LmConf.ENABLED.get(conf)) return plan
     val unread = if (LmConf.PRUNING_NESTED_FIELDS.get(conf)) NestedFieldUse.unread(plan) else null
     def replace(scan: FileSourceScanExec, reasons: Seq[String], decline: Seq[String] => SparkPlan): SparkPlan =
@@ -31,7 +33,7 @@ case class LmScanRule(session: SparkSession) extends Rule[SparkPlan] {
         case all => decline(all)
       }
     val replaced = plan.transformUp {
-      case scan: FileSourceScanExec if scan.relation.fileFormat.getClass == classOf[ParquetFileFormat] =>
+      case scan: FileSourceScanExec if isPlainParquet(scan) =>
         replace(scan, Nil, Fallback.decline(scan, _))
       case scan: FileSourceScanExec if DeltaTables.isDelta(scan.relation.fileFormat) =>
         val format = scan.relation.fileFormat
@@ -39,5 +41,14 @@ case class LmScanRule(session: SparkSession) extends Rule[SparkPlan] {
           reasons => Fallback.decline(scan, reasons, DeltaTables.declined(format, reasons)))
     }
     TopKRule(replaced, conf)
+  }
+
+  private def isPlainParquet(scan: FileSourceScanExec): Boolean =
+    scan.relation.fileFormat.getClass == classOf[ParquetFileFormat]
+
+  /** A scan this rule replaces or declines (plain Parquet, or a Delta table). */
+  private def readsParquet(node: SparkPlan): Boolean = node match {
+    case scan: FileSourceScanExec => isPlainParquet(scan) || DeltaTables.isDelta(scan.relation.fileFormat)
+    case _ => false
   }
 }
