@@ -142,14 +142,14 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     else {
       metrics.rowsDeleted += marks.droppedWithin(file.firstRow(blockIndex), block.getRowCount)
       marks.keptWithin(file.firstRow(blockIndex), block.getRowCount, minDropped) match {
-      case None => RowGroupDecision.Read(p)
-      case Some(kept) =>
-        val selection = p.selection.fold(kept)(_.intersection(kept))
-        if (selection.selectedCount == 0) RowGroupDecision.Skip(PruneReason.Deleted)
-        else RowGroupDecision.Read(p.copy(selection = Some(selection), fetches = plan.columns.indices.toArray.map { col =>
-          p.fetches(col).map(_.locations).orElse(locations(block, blockIndex, col))
-            .map(loc => ColumnFetch(loc, ScanRanges.selectedPages(selection, loc)))
-        }))
+        case None => RowGroupDecision.Read(p)
+        case Some(kept) =>
+          val selection = p.selection.fold(kept)(_.intersection(kept))
+          if (selection.selectedCount == 0) RowGroupDecision.Skip(PruneReason.Deleted)
+          else RowGroupDecision.Read(p.copy(selection = Some(selection), fetches = plan.columns.indices.toArray.map { col =>
+            p.fetches(col).map(_.locations).orElse(locations(block, blockIndex, col))
+              .map(loc => ColumnFetch(loc, ScanRanges.selectedPages(selection, loc)))
+          }))
       }
     }
 
