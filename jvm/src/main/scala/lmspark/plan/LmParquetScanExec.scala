@@ -3,14 +3,14 @@ package lmspark.plan
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.TableIdentifier
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Descending, Expression, NullsFirst, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Descending, Expression, GenericInternalRow, NullsFirst, SortOrder}
 import org.apache.spark.sql.catalyst.expressions.codegen.LazilyGeneratedOrdering
 import org.apache.spark.sql.catalyst.plans.QueryPlan
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.catalyst.util.truncatedString
 import org.apache.commons.lang3.StringUtils
 import org.apache.spark.sql.execution.{ExecSubqueryExpression, ExplainUtils, FileSourceScanExec, LeafExecNode, SQLExecution}
-import org.apache.spark.sql.execution.datasources.{FilePartition, HadoopFsRelation}
+import org.apache.spark.sql.execution.datasources.{FilePartition, HadoopFsRelation, PartitionedFile}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.types.{LongType, StructType}
@@ -20,7 +20,7 @@ import org.apache.spark.util.collection.BitSet
 import lmspark.LmConf
 import lmspark.predicate.{CatalystTranslator, ColumnRef, Guarantees, Translation, Values}
 import lmspark.scan.{BatchRowWriter, LmParquetFileFormat, ScanSettings, SplitPruner}
-import lmspark.shim.{DeltaTables, ScanExtras, ScanFields, SparkScanShim, TableFiles}
+import lmspark.shim.{ConstantMetadata, DeltaTables, ScanExtras, ScanFields, SparkScanShim, TableFiles}
 
 /**
  * lmspark's Parquet scan: a leaf node that produces `ColumnarBatch`es with lmspark's reader, or
@@ -249,8 +249,18 @@ case class LmParquetScanExec(
     }, preservesPartitioning = true)
   }
 
-  /** Each task's top-k rows ([[TopKRead]]), over the wrapped scan's splits (no filter, so none is
-    * pruned at planning). Pass 1 reads the columns the sort order uses and the partition columns. */
+  /** The table format's mark column among the scan's output ([[TableFiles.markColumn]]: Delta's
+    * is-deleted column), if the scan reads it. */
+  def markAttribute: Option[Attribute] =
+    tableFiles.markColumn.flatMap(name => output.take(requiredSchema.length).find(_.name == name))
+
+  /** The file-constant metadata columns of the output (`_metadata.file_path` and the like), which
+    * Spark's file scan appends after the data and partition columns. */
+  def constantMetadataColumns: Seq[Attribute] = output.drop(requiredSchema.length + relation.partitionSchema.length)
+
+  /** Each task's top-k rows ([[TopKRead]]), over the wrapped scan's splits (none pruned at
+    * planning: the only filter a top-k scan has is the table format's on its mark column). Pass 1
+    * reads the columns the sort order uses, the mark column, and the partition columns. */
   private def topKRows(): RDD[InternalRow] = {
     val numOutputRows = longMetric(LmMetrics.NumOutputRows)
     val rankedRows = longMetric(LmMetrics.TopKRowsRanked)
@@ -258,12 +268,23 @@ case class LmParquetScanExec(
     val session = relation.sparkSession
     val hadoopConf = session.sessionState.newHadoopConfWithOptions(relation.options)
     def reader(schema: StructType) = format.buildSplitReader(session, relation.dataSchema, relation.partitionSchema,
-      schema, relation.options, hadoopConf)
-    val used = AttributeSet(topKOrder.flatMap(_.references))
+      schema, relation.options, hadoopConf, flagAllMarked = true)
+    val used = AttributeSet(topKOrder.flatMap(_.references) ++ markAttribute)
     val ranked = requiredSchema.indices.filter(i => used.contains(output(i)))
     val rankedSchema = StructType(ranked.map(requiredSchema(_)))
-    val rankedAttrs = ranked.map(output(_)) ++ output.drop(requiredSchema.length)
+    val partitionAttrs = output.slice(requiredSchema.length, requiredSchema.length + relation.partitionSchema.length)
+    val rankedAttrs = ranked.map(output(_)) ++ partitionAttrs
     val position = AttributeReference("lm_topk_position", LongType, nullable = false)()
+    def markIn(attrs: Seq[Attribute]): Int = markAttribute.fold(-1)(m => attrs.indexWhere(_.exprId == m.exprId))
+    val readAttrs = output.take(requiredSchema.length) ++ partitionAttrs
+    val constants = constantMetadataColumns match {
+      case Nil => TopKRead.Constants.None
+      case columns =>
+        val extractors = relation.fileFormat.fileConstantMetadataExtractors
+        val fields = columns.map(a => a.name -> a.dataType)
+        TopKRead.Constants(fields.map(_._2), (file: PartitionedFile) =>
+          new GenericInternalRow(fields.map { case (n, t) => ConstantMetadata.value(n, file, extractors, t) }.toArray))
+    }
     // The first sort key, when it is a column of the first pass lmspark has statistics for, on local
     // disk or HDFS: row groups read one by one fetch nothing ahead, so on an object store each
     // would wait a round trip (measured: topn_star at SF1 through the simulated store, 0.59 s split
@@ -280,8 +301,9 @@ case class LmParquetScanExec(
         }
       case _ => None
     }
-    val read = new TopKRead(reader(rankedSchema), rankedAttrs.map(_.dataType), reader(requiredSchema),
-      schema.fields.map(_.dataType).toSeq, new LazilyGeneratedOrdering(topKOrder, rankedAttrs :+ position), topKLimit, key)
+    val read = new TopKRead(TopKRead.Pass(reader(rankedSchema), rankedAttrs.map(_.dataType), markIn(rankedAttrs)),
+      TopKRead.Pass(reader(requiredSchema), readAttrs.map(_.dataType), markIn(readAttrs)), constants,
+      new LazilyGeneratedOrdering(topKOrder, rankedAttrs :+ position), topKLimit, key)
     val unread = longMetric(LmMetrics.TopKRowGroupsUnread)
     val repeated = longMetric(LmMetrics.TopKPassesRepeated)
     val files = wrapped.inputRDD

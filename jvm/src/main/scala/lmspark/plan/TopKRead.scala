@@ -4,7 +4,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
+import org.apache.spark.sql.catalyst.expressions.{JoinedRow, UnsafeProjection}
 import org.apache.spark.sql.catalyst.expressions.codegen.LazilyGeneratedOrdering
 import org.apache.spark.sql.execution.datasources.PartitionedFile
 import org.apache.spark.sql.execution.metric.SQLMetric
@@ -36,18 +36,20 @@ import lmspark.scan.{RowGroupSlice, SplitRead, SplitSlices, WantedRows}
  * read one by one, row groups fetch nothing ahead, so on an object store each would wait a round
  * trip; there `key` is None.)
  *
- * Invariant: the rows a task yields are exactly `Utils.takeOrdered(rows, limit)(ordering)` over the
- * rows Spark's scan yields in that task, in that order, ties included: the ordering compares the sort
- * columns alone, so it ranks each light row as it would rank its full row. `TakeOrderedAndProject`
- * above then keeps what it would have kept from Spark's scan.
+ * A table format's dropped rows (Delta's deleted rows) are yielded by both reads, flagged in its
+ * mark column, so that rows keep their split ordinals; pass 1 never ranks a flagged row, and pass 2
+ * checks that none it yields is flagged. The table format's filter above the scan then drops none.
  *
- * @param ranked pass 1's read; `rankedTypes` its batch's column types
- * @param full pass 2's read (the scan's output columns, `outputTypes`)
- * @param ordering the sort order bound to `rankedTypes` and a final LONG position column
+ * Invariant: the rows a task yields are exactly `Utils.takeOrdered(rows, limit)(ordering)` over the
+ * rows Spark's scan yields in that task that are not flagged dropped, in that order, ties included:
+ * the ordering compares the sort columns alone, so it ranks each light row as it would rank its full
+ * row. `TakeOrderedAndProject` above (through projections and the format's filter) then keeps what it
+ * would have kept from Spark's scan.
+ *
+ * @param ordering the sort order bound to `ranked.types` and a final LONG position column
  * @param key the first sort key, when pass 1 may read by statistics
  */
-final class TopKRead(ranked: (PartitionedFile, WantedRows) => SplitRead, rankedTypes: Seq[DataType],
-    full: (PartitionedFile, WantedRows) => SplitRead, outputTypes: Seq[DataType],
+final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopKRead.Constants,
     ordering: LazilyGeneratedOrdering, limit: Int, key: Option[RankedKey]) extends Serializable {
 
   import TopKRead._
@@ -71,7 +73,7 @@ final class TopKRead(ranked: (PartitionedFile, WantedRows) => SplitRead, rankedT
       case None => best(files.indices.iterator.map(f => Piece(files(f), f, 0L)), new TopKThreshold(limit, ordering),
         opened, rankedRows)
     }
-    val position = rankedTypes.length
+    val position = ranked.types.length
     val found = new java.util.HashMap[Long, InternalRow]
     top.map(_.getLong(position)).groupBy(_ >>> OrdinalBits).toSeq.sortBy(_._1).foreach { case (f, ps) =>
       val ordinals = ps.map(_ & OrdinalMask).sorted
@@ -179,14 +181,16 @@ final class TopKRead(ranked: (PartitionedFile, WantedRows) => SplitRead, rankedT
     SparkTopK.takeOrdered(lightRows(pieces, threshold, opened, rankedRows), limit, ordering).toArray
 
   /** Pass 1: the rows of `pieces` Spark's top-k would keep as they come ([[TopKThreshold]]; the
-    * others change nothing in it), each as an `UnsafeRow` of the sort columns and its position. */
+    * others change nothing in it, and it never sees a dropped row), each as an `UnsafeRow` of the
+    * sort columns and its position. */
   private def lightRows(pieces: Iterator[Piece], threshold: TopKThreshold, opened: java.util.List[AutoCloseable],
       rankedRows: SQLMetric): Iterator[InternalRow] = {
-    val project = UnsafeProjection.create((rankedTypes :+ LongType).toArray)
+    val project = UnsafeProjection.create((ranked.types :+ LongType).toArray)
+    val mark = ranked.mark
     val positions = new OnHeapColumnVector(4096, LongType)
     opened.add(positions)
     pieces.flatMap { case Piece(file, f, firstRow) =>
-      val read = ranked(file, null)
+      val read = ranked.read(file, null)
       remember(read, opened)
       var ordinal = firstRow
       read.batches.flatMap { b =>
@@ -202,7 +206,7 @@ final class TopKRead(ranked: (PartitionedFile, WantedRows) => SplitRead, rankedT
         val view = new ColumnarBatch(columns.toArray, n)
         Iterator.range(0, n).flatMap { r =>
           val row = view.getRow(r)
-          if (!threshold.admits(row)) Iterator.empty
+          if (mark >= 0 && row.getByte(mark) != 0 || !threshold.admits(row)) Iterator.empty
           else {
             val copy = project(row).copy()
             threshold.offered(copy)
@@ -213,10 +217,18 @@ final class TopKRead(ranked: (PartitionedFile, WantedRows) => SplitRead, rankedT
     }
   }
 
-  /** Pass 2: the rows at `ordinals` (sorted) of `file`, every output column, with their ordinals. */
+  /** Pass 2: the rows at `ordinals` (sorted) of `file`, every output column (the read's, then the
+    * file's constant metadata columns), with their ordinals. */
   private def read(file: PartitionedFile, ordinals: Array[Long], opened: java.util.List[AutoCloseable]): Seq[(Long, InternalRow)] = {
-    val project = UnsafeProjection.create(outputTypes.toArray)
-    val read = full(file, new WantedRows(ordinals))
+    val project = UnsafeProjection.create((full.types ++ constants.types).toArray)
+    val joined = new JoinedRow(null, constants.of(file))
+    val mark = full.mark
+    def output(ordinal: Long, row: InternalRow): (Long, InternalRow) = {
+      if (mark >= 0 && row.getByte(mark) != 0)
+        throw new IllegalStateException(s"internal error: top-k row $ordinal of ${file.filePath} is a dropped row")
+      ordinal -> project(joined.withLeft(row)).copy()
+    }
+    val read = full.read(file, new WantedRows(ordinals))
     remember(read, opened)
     val out = Seq.newBuilder[(Long, InternalRow)]
     var next = 0 // the next wanted ordinal's index
@@ -227,10 +239,10 @@ final class TopKRead(ranked: (PartitionedFile, WantedRows) => SplitRead, rankedT
       while (i < batch.numRows()) {
         if (!read.everyRow) {
           if (next >= ordinals.length) throw new IllegalStateException(s"internal error: more rows than wanted from ${file.filePath}")
-          out += ordinals(next) -> project(batch.getRow(i)).copy()
+          out += output(ordinals(next), batch.getRow(i))
           next += 1
         } else {
-          if (next < ordinals.length && ordinals(next) == ordinal) { out += ordinal -> project(batch.getRow(i)).copy(); next += 1 }
+          if (next < ordinals.length && ordinals(next) == ordinal) { out += output(ordinal, batch.getRow(i)); next += 1 }
           ordinal += 1
         }
         i += 1
@@ -249,6 +261,19 @@ final class TopKRead(ranked: (PartitionedFile, WantedRows) => SplitRead, rankedT
 }
 
 object TopKRead {
+  /** One pass's read of a split (with wanted rows, only those), whose batches' columns have `types`;
+    * `mark` is the index of the table format's mark column among them (-1: none), where the read
+    * flags every row the format drops ([[lmspark.scan.ScanSettings.flagAllMarked]]). */
+  final case class Pass(read: (PartitionedFile, WantedRows) => SplitRead, types: Seq[DataType], mark: Int)
+
+  /** The file-constant metadata columns (`_metadata.file_path` and the like) pass 2 appends to each
+    * row read: `of` gives a file's values, of `types`. */
+  final case class Constants(types: Seq[DataType], of: PartitionedFile => InternalRow)
+
+  object Constants {
+    val None: Constants = Constants(Nil, _ => InternalRow.empty)
+  }
+
   /** A part of a task's file `f` read in pass 1 (the split itself, or one of its row groups), whose
     * first row is the split's row `firstRow`. */
   private final case class Piece(file: PartitionedFile, f: Int, firstRow: Long)

@@ -43,7 +43,8 @@ import lmspark.shim.SparkInternals
  * them in one call when it opens the first row group. Given `marks` (rows the table format drops,
  * such as a deletion vector's), it never yields, decodes or fetches for a dropped row what it would
  * not for a row outside a page-index selection ([[RowGroupPruner]]), except that, under the `auto`
- * selection policy, short runs of dropped rows are yielded flagged in the format's mark column.
+ * selection policy, short runs of dropped rows are yielded flagged in the format's mark column, and
+ * with `settings.flagAllMarked` (a top-k's reads, wanted rows or not) every dropped row is.
  *
  * Columns no chunk holds: the row index (`_metadata.row_index`, [[lmspark.column.RowIndexReader]])
  * and a table format's mark column ([[lmspark.column.RowMarkReader]]: 1 on a dropped row the
@@ -63,7 +64,7 @@ final class FileBatchReader(
     metrics: ScanMetrics,
     wanted: WantedRows = null,
     marks: RowMarks = null) extends Iterator[ColumnarBatch] with Closeable {
-  require(wanted == null || marks == null, "a read of wanted rows cannot drop marked rows")
+  require(wanted == null || marks == null || settings.flagAllMarked, "a read of wanted rows cannot drop marked rows")
 
   // The footer fields of the chunks this scan reads, before anything is allocated or read.
   FooterChecks.check(file, plan.leaves)

@@ -48,7 +48,8 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       filters: Seq[Filter],
       options: Map[String, String],
       hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
-    val read = buildSplitReader(sparkSession, dataSchema, partitionSchema, requiredSchema, options, hadoopConf)
+    val read = buildSplitReader(sparkSession, dataSchema, partitionSchema, requiredSchema, options, hadoopConf,
+      flagAllMarked = false)
     val scanMetrics = metrics
     val all = (file: PartitionedFile) => read(file, null).batches.asInstanceOf[Iterator[InternalRow]]
     if (!new FileSourceOptions(CaseInsensitiveMap(options)).ignoreCorruptFiles) all
@@ -60,6 +61,9 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
    * The per-split read: for a file lmspark can read, [[FileBatchReader]]'s batches (with
    * [[WantedRows]], only those rows); otherwise Spark's own vectorized reader's, which yields every
    * row of the split ([[SplitRead.everyRow]]). Built on the driver; the function runs in tasks.
+   * With `flagAllMarked`, rows the table format drops are all yielded, flagged in its mark column
+   * (which `requiredSchema` must hold), so that the batches hold every row of the split
+   * ([[ScanSettings.flagAllMarked]]).
    */
   def buildSplitReader(
       sparkSession: SparkSession,
@@ -67,7 +71,8 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       partitionSchema: StructType,
       requiredSchema: StructType,
       options: Map[String, String],
-      hadoopConf: Configuration): (PartitionedFile, WantedRows) => SplitRead = {
+      hadoopConf: Configuration,
+      flagAllMarked: Boolean): (PartitionedFile, WantedRows) => SplitRead = {
     // lmspark always returns batches, whatever the wrapped scan asked for (it asks for rows when
     // whole-stage codegen is off or the schema is wide), so Spark's reader must return batches too.
     val confEntries = ReaderSetups.entriesOf(hadoopConf)
@@ -76,7 +81,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
 
     val sqlConf = sparkSession.sessionState.conf
     val settings = ScanSettings.of(sqlConf, options, requiredSchema, partitionSchema, predicate, unreadFields)
-      .withTable(table)
+      .withTable(table).copy(flagAllMarked = flagAllMarked)
     val confBroadcast = ReaderSetups.hadoopConf(sparkSession, hadoopConf, confEntries)
     val scanMetrics = metrics
     val reasons = fileFallbackReasons

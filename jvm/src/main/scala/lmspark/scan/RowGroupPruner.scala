@@ -83,7 +83,8 @@ object RowGroupPlan {
  * policy walks selections of runs shorter than its threshold as masks, runs of fewer dropped rows
  * than that threshold stay in the selection: a mask would decode them anyway, and the mark column
  * flags them for the format's own filter above the scan, which is cheaper than copying the kept
- * rows out of every stretch. Longer runs (whole pages among them) are left out as before.
+ * rows out of every stretch. Longer runs (whole pages among them) are left out as before. With
+ * `settings.flagAllMarked` (a top-k's reads), every dropped row stays, flagged.
  *
  * Invariant: a row group or page is skipped only when no row in it can make the predicate TRUE, or
  * no row in it is kept. */
@@ -93,6 +94,9 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
 
   /** The fewest dropped rows in a run the selection leaves out (see above). */
   private[this] val minDropped: Int = settings.policy match {
+    case _ if settings.flagAllMarked =>
+      require(marks == null || plan.columns.contains(ColumnPlan.RowMark), "internal error: marked rows flagged in no column")
+      Int.MaxValue
     case lmspark.selection.SelectionPolicy.Auto(threshold) if plan.columns.contains(ColumnPlan.RowMark) =>
       math.max(1, threshold)
     case _ => 1
@@ -436,7 +440,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     * chunk has a usable offset index, the pages that hold none of them are neither fetched nor
     * decoded; the other columns' chunks are read whole and skipped through. */
   def selectRows(block: BlockMetaData, blockIndex: Int, selection: RowSelection): RowGroupPlan = {
-    require(marks == null, "internal error: a read of wanted rows of a file with marked rows")
+    require(marks == null || minDropped == Int.MaxValue, "internal error: a read of wanted rows that would drop marked rows")
     val fetches = plan.columns.indices.toArray.map { col =>
       locations(block, blockIndex, col).map(loc => ColumnFetch(loc, ScanRanges.selectedPages(selection, loc)))
     }

@@ -22,8 +22,9 @@ import lmspark.predicate.Predicate
  * flags; the
  * I/O fields are the `spark.lmspark.io.*` flags (`open`: how files are opened and fetched ahead).
  * `unreadFields` are the struct fields of nested columns the plan never reads (read as nulls).
- * `markColumn` is the required column a table format flags the rows it drops in, and
- * `physicalSchema` the names and field ids its files use for the required columns
+ * `markColumn` is the required column a table format flags the rows it drops in
+ * (`flagAllMarked`: every dropped row stays in the selection, flagged, as a top-k's reads need to
+ * count rows by their split ordinal; otherwise most are left out), and `physicalSchema` the names and field ids its files use for the required columns
  * ([[lmspark.shim.TableFiles]]); names in messages and metrics stay `requiredSchema`'s.
  */
 final case class ScanSettings(
@@ -62,6 +63,7 @@ final case class ScanSettings(
     selectionPolicy: String = "auto",
     unreadFields: Set[Seq[String]] = Set.empty,
     markColumn: Option[String] = None,
+    flagAllMarked: Boolean = false,
     physicalSchema: Option[StructType] = None) {
 
   /** The schema a file's columns are found by ([[FileReadPlan.build]]): `requiredSchema`'s columns

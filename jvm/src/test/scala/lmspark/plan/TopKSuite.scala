@@ -16,7 +16,7 @@ import org.apache.spark.sql.lmspark.SparkTopK
 import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 
-import lmspark.testutil.{HalfFloatFiles, LmSparkSession}
+import lmspark.testutil.{HalfFloatFiles, LmSparkSession, TopKChecks}
 
 /** Late materialization under `ORDER BY ... LIMIT k` ([[TopKRule]], [[TopKRead]], [[TopKThreshold]]).
   *
@@ -33,7 +33,7 @@ import lmspark.testutil.{HalfFloatFiles, LmSparkSession}
   *
   * `LMSPARK_TEST_SEED` (default 20261128) changes every table and case; a failure prints the seed,
   * the table and the query. */
-class TopKSuite extends AnyFunSuite with LmSparkSession {
+class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
 
   override protected def sparkConf: Map[String, String] = Map(
     "spark.sql.files.openCostInBytes" -> "1024",
@@ -115,55 +115,6 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
     case 1 => col(c).asc_nulls_last
     case 2 => col(c).desc
     case _ => col(c).desc_nulls_first
-  }
-
-  /** The query's `TakeOrderedAndProject`. */
-  private def topKNode(plan: SparkPlan): TakeOrderedAndProjectExec = {
-    val nodes = collect(plan) { case t: TakeOrderedAndProjectExec => t }
-    assert(nodes.size == 1, s"no single TakeOrderedAndProject:\n$plan")
-    nodes.head
-  }
-
-  /** The rows each task hands to `TakeOrderedAndProject`, rendered, by task. */
-  private def perTask(df: DataFrame, lmspark: Boolean): (SparkPlan, Seq[Seq[String]]) = {
-    val plan = df.queryExecution.executedPlan
-    val t = topKNode(plan)
-    val types = t.child.output.map(_.dataType)
-    val rows =
-      if (lmspark) t.child.execute().mapPartitions(it => Iterator(it.map(TopKSuite.rendered(_, types)).toVector)).collect().toSeq
-      else {
-        val (order, output, limit) = (t.sortOrder, t.child.output, t.limit)
-        t.child.execute().mapPartitions { it =>
-          val ordering = new LazilyGeneratedOrdering(order, output)
-          Iterator(SparkTopK.takeOrdered(it.map(_.copy()), limit, ordering).map(TopKSuite.rendered(_, types)).toVector)
-        }.collect().toSeq
-      }
-    (plan, rows)
-  }
-
-  private def inOrder(rows: Array[Row]): Seq[String] =
-    rows.toSeq.map(_.toSeq.map(LmSparkSession.render).mkString("(", ",", ")"))
-
-  /** Task by task and in the end, lmspark's rows are vanilla's; returns lmspark's top-k scan. */
-  private def checkTopK(query: => DataFrame, context: => String): LmParquetScanExec = {
-    val (_, expected) = withConf("spark.lmspark.enabled" -> "false", "spark.sql.parquet.filterPushdown" -> "false") {
-      perTask(query, lmspark = false)
-    }
-    val expectedRows = withConf("spark.lmspark.enabled" -> "false", "spark.sql.parquet.filterPushdown" -> "false") {
-      inOrder(query.rdd.collect())
-    }
-    val (plan, actual) = perTask(query, lmspark = true)
-    val scan = lmScans(topKNode(plan)) match {
-      case Seq(s) if s.topK => s
-      case _ => fail(s"$context: no top-k scan under TakeOrderedAndProject:\n$plan")
-    }
-    assert(actual.size == expected.size, s"$context: ${actual.size} tasks against ${expected.size}")
-    actual.zip(expected).zipWithIndex.foreach { case ((a, e), task) =>
-      assert(a == e, s"$context: task $task yields\n${a.take(8)}\nSpark's scan and top-k leave\n${e.take(8)}\n$plan")
-    }
-    val actualRows = inOrder(query.rdd.collect())
-    assert(actualRows == expectedRows, s"$context: the query's rows differ\n$plan")
-    scan
   }
 
   test("each task yields Spark's per-task top-k of Spark's scan, on random tables, orders and limits") {
@@ -441,6 +392,22 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
       .contains("LmTopK: each task's top 4 rows by k DESC NULLS LAST, id ASC NULLS FIRST"))
   }
 
+  test("file metadata columns: each row kept carries its file's constants and row index, as Spark's scan gives them") {
+    val dir = newDir("topk-metadata")
+    spark.range(0, 6000).selectExpr("id", "cast(id * 7919 % 1009 as int) as k", "cast(id as string) as v")
+      .repartition(3).write.parquet(dir)
+    for ((limit, descending) <- Seq(1 -> false, 9 -> true, 130 -> false)) {
+      val order = if (descending) col("k").desc else col("k")
+      def q = spark.read.parquet(dir).select(col("id"), col("v"), col("k"), col("_metadata.file_name"),
+        col("_metadata.file_block_start"), col("_metadata.file_modification_time"), col("_metadata.row_index"))
+        .orderBy(order, col("id")).limit(limit)
+      checkTopK(q, s"ORDER BY $order, id LIMIT $limit")
+    }
+    // Sorting by a file constant: pass 1 reads no such column, so the scan declines.
+    def byFile = spark.read.parquet(dir).select(col("id"), col("_metadata.file_name").as("f")).orderBy(col("f"), col("id")).limit(3)
+    assert(!lmScans(checkSparkAnswerAndLmUsed(byFile)).head.topK)
+  }
+
   test("a top-k scan is not the same scan as a plain one (no exchange reuse across them)") {
     val dir = smallTable()
     val plain = lmScans(executedPlan(spark.read.parquet(dir))).head
@@ -452,10 +419,4 @@ class TopKSuite extends AnyFunSuite with LmSparkSession {
     val other = lmScans(executedPlan(spark.read.parquet(dir).orderBy(col("k")).limit(4))).head
     assert(!a.sameResult(other))
   }
-}
-
-object TopKSuite {
-  /** A row's values, rendered to compare (NaN, -0.0 by value). */
-  def rendered(row: InternalRow, types: Seq[DataType]): String =
-    types.indices.map(i => LmSparkSession.render(row.get(i, types(i)))).mkString("(", ",", ")")
 }

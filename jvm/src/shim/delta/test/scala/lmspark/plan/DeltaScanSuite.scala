@@ -13,7 +13,7 @@ import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 
 import lmspark.shim.DeltaTables
-import lmspark.testutil.{FilterColumn, LmSparkSession, RandomPredicates}
+import lmspark.testutil.{FilterColumn, LmSparkSession, RandomPredicates, TopKChecks}
 
 /**
  * Delta Lake tables through lmspark, against Delta's own reader (lmspark off, filter pushdown off)
@@ -30,7 +30,7 @@ import lmspark.testutil.{FilterColumn, LmSparkSession, RandomPredicates}
  *
  * The seed is printed; `LMSPARK_TEST_SEED=<seed>` reruns a failing case, whose SQL is printed.
  */
-class DeltaScanSuite extends AnyFunSuite with LmSparkSession {
+class DeltaScanSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
 
   override protected def sparkConf: Map[String, String] = Map(
     "spark.sql.extensions" -> "io.delta.sql.DeltaSparkSessionExtension",
@@ -288,6 +288,46 @@ class DeltaScanSuite extends AnyFunSuite with LmSparkSession {
         assert(m(LmMetrics.RowsDeleted).value == data.size - kept.size, policy)
       }
     }
+  }
+
+  test("ORDER BY ... LIMIT over deleted rows: each task's top-k is Delta's, no deleted row ranked, in every split") {
+    val data = rows(new Random(seed + 12))
+    val dml = dmlTable("dv-topk", data)
+    val partitioned = deltaTable("dv-topk-cat", data, partitioned = true, "enableDeletionVectors" -> "true",
+      "columnMapping.mode" -> "id", "minReaderVersion" -> "2", "minWriterVersion" -> "5")
+    DeltaTable.forPath(spark, partitioned).delete("id % 4 = 1 OR (id > 700 AND id < 1900)")
+    val r = new Random(seed + 13)
+    val sortable = IndexedSeq("id", "k", "l", "d", "s", "dec", "dt", "ts", "cat")
+    def order(c: String) = r.nextInt(4) match {
+      case 0 => functions.col(c).asc
+      case 1 => functions.col(c).desc
+      case 2 => functions.col(c).asc_nulls_last
+      case _ => functions.col(c).desc_nulls_first
+    }
+    var cases = 0
+    var ranked = 0L
+    for ((label, path) <- Seq("dml" -> dml, "partitioned, mapped by id" -> partitioned); split <- Seq("128MB", "24KB")) {
+      withConf("spark.sql.files.maxPartitionBytes" -> split, "spark.sql.files.openCostInBytes" -> "1",
+          "spark.lmspark.batchSize" -> Seq("64", "4096")(r.nextInt(2))) {
+        for (_ <- 0 until 5) {
+          val keys = r.shuffle(sortable).take(1 + r.nextInt(2))
+          val orders = keys.map(order)
+          val limit = Seq(1, 3, 17, 120, 5000)(r.nextInt(5))
+          val others = r.shuffle(schema.fieldNames.toSeq).take(r.nextInt(4))
+          val columns = if (r.nextBoolean()) Nil else (keys ++ others).distinct
+          def q = {
+            val all = read(path)
+            (if (columns.isEmpty) all else all.select(columns.map(functions.col): _*)).orderBy(orders: _*).limit(limit)
+          }
+          val scan = checkTopK(q, s"seed $seed, $label, splits of $split: columns ${columns.mkString(",")} " +
+            s"ORDER BY ${orders.mkString(", ")} LIMIT $limit")
+          ranked += scan.metrics(LmMetrics.TopKRowsRanked).value
+          cases += 1
+        }
+      }
+    }
+    assert(ranked > 0)
+    info(s"$cases top-k cases over two tables with deleted rows")
   }
 
   test("column mapping by name: lmspark finds the physical names, Delta's rows after renames and a drop") {
