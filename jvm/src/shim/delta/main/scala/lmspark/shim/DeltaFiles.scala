@@ -28,6 +28,16 @@ private[shim] final case class DeltaFiles(tablePath: Option[String], @transient 
   def markedRows(file: PartitionedFile, conf: Configuration): Option[MarkedRows] =
     tablePath.flatMap(marked(file, conf, _))
 
+  /** The marked rows made last, by the descriptor and filter type they were made from: the reads of
+    * one file in a task (a top-k's row groups one by one, then its wanted rows) load its deletion
+    * vector once. Each task deserializes its own instance. */
+  @transient private[this] var last: ((String, Boolean), MarkedRows) = _
+
+  private def remembered(key: (String, Boolean))(make: => MarkedRows): MarkedRows = synchronized {
+    if (last == null || last._1 != key) last = key -> make
+    last._2
+  }
+
   private def marked(file: PartitionedFile, conf: Configuration, path: String): Option[MarkedRows] = {
     val m = file.otherConstantMetadataColumnValues
     (m.get(DeltaParquetFileFormat.FILE_ROW_INDEX_FILTER_ID_ENCODED),
@@ -40,14 +50,14 @@ private[shim] final case class DeltaFiles(tablePath: Option[String], @transient 
           case other => throw new IllegalStateException(
             s"lmspark cannot read ${file.filePath}: unknown Delta row index filter type $other")
         }
-        val dv = DeletionVectorDescriptor.deserializeFromBase64(encoded)
-        Some(new MarkedRows(() => {
+        Some(remembered(encoded -> keep)(new MarkedRows(() => {
+          val dv = DeletionVectorDescriptor.deserializeFromBase64(encoded)
           val rows =
             if (dv.cardinality == 0) Array.emptyLongArray
             else StoredBitmap.create(dv, new Path(path)).load(new HadoopFileSystemDVStore(conf)).toArray
           if (!isSortedDistinct(rows)) java.util.Arrays.sort(rows) // RoaringBitmapArray lists them in order already
           rows
-        }, keep))
+        }, keep)))
       case (id, kind) => throw new IllegalStateException(
         s"lmspark cannot read ${file.filePath}: Delta's deletion vector descriptor ($id) and filter type ($kind) " +
           "must come together")
