@@ -144,3 +144,23 @@ def test_time_travel_before_the_deletes(spark, tables):
     with conf(spark, LM_CONF):
         assert spark.read.format("delta").option("versionAsOf", 0).load(path).count() == ROWS
     assert _cases(spark, "dv-v0", path, table, 10, version=0) >= 5
+
+
+@pytest.mark.parametrize("label", ["dv", "cm-id"])
+def test_top_k_over_deleted_rows(spark, tables, label):
+    """``ORDER BY ... LIMIT`` over a table with deleted rows is read in two passes (``LmTopK``): no
+    deleted row is ranked, and the rows kept, with their ``_metadata`` fields, are Delta's."""
+    path, _, _ = tables[label]
+    rng = random.Random(SEED ^ zlib.crc32(f"top-k {label}".encode()))
+    for i in range(6):
+        key = rng.choice(["c_int", "c_double", "c_string", "c_date", "c_dec_9_2", "cat"])
+        direction = rng.choice(["ASC", "DESC", "ASC NULLS LAST", "DESC NULLS FIRST"])
+        limit = rng.choice([1, 5, 40, 700])
+        metadata = rng.choice(["", ", _metadata.file_name, _metadata.row_index"])
+        # `id` last: the order has no ties, so the rows kept are the same whatever order tasks end in.
+        sql = f"SELECT *{metadata} FROM delta.`{path}` ORDER BY {key} {direction}, id LIMIT {limit}"
+        try:
+            plan = assert_same_answer(spark, sql)
+            assert "LmTopK: each task" in plan, f"the top-k was not read in two passes:\n{plan}"
+        except AssertionError as e:
+            raise AssertionError(f"{label} top-k case {i} (seed {SEED}): {sql}\n{e}") from None

@@ -236,8 +236,9 @@ object LmConf {
       "false, row groups are read whole (within the page-index selection) and Spark's Filter does the rest.")
 
   val TOP_K: Entry[Boolean] = bool("spark.lmspark.topK.enabled", default = true, "pipeline",
-    "Late materialization for `ORDER BY ... LIMIT k` straight over a scan (Spark's " +
-      "`TakeOrderedAndProject`): " +
+    "Late materialization for `ORDER BY ... LIMIT k` over a scan (Spark's " +
+      "`TakeOrderedAndProject`, with at most column projections, `_metadata` fields and a Delta table's " +
+      "deleted-row filter between): " +
       "each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's " +
       "row order, then reads every other column only for the k rows it kept, fetching only the pages that hold " +
       "one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have " +
