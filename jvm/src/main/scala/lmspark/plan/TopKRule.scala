@@ -13,11 +13,11 @@ import lmspark.shim.SparkScanShim
  * Gives each `TakeOrderedAndProject` over an lmspark scan a scan that yields each task's top-k only
  * ([[TopKRead]]): `spark.lmspark.topK.enabled`. Between them may lie only row-wise operators that
  * cannot fail and keep the sort columns as they are: projections of columns, literals, structs of
- * them and their fields (`_metadata` and its fields), the table format's filter that drops its flagged rows (Delta's
- * `is_row_deleted = 0`, which the top-k scan applies itself: it never ranks a flagged row), and
- * the columnar-to-row transition if Spark put one there already. The top-k of the rows they pass
- * is then what they pass of the scan's top-k. Where the scan cannot, it keeps the scan as it was
- * and notes why (`LmTopK` in EXPLAIN).
+ * them and their fields (`_metadata` and its fields), the table format's filter that drops its
+ * flagged rows (Delta's `is_row_deleted = 0`, which the top-k scan applies itself: it never ranks
+ * a flagged row), and the columnar-to-row transition if Spark put one there already. The top-k of
+ * the rows they pass is then what they pass of the scan's top-k. Where the scan cannot, it keeps
+ * the scan as it was and notes why (`LmTopK` in EXPLAIN).
  *
  * Idempotent: a scan with a top-k or a note is left alone.
  */
@@ -49,8 +49,8 @@ object TopKRule {
     }
 
   /** Whether `e` is evaluated row by row and can raise no error: columns, literals, structs of them
-    * (Delta's and Spark's `_metadata`) and their fields. A projection of these between the top-k and the scan computes, for
-    * the rows of the top-k, what it would have for them among all rows. */
+    * (Delta's and Spark's `_metadata`) and their fields. A projection of these between the top-k
+    * and the scan computes, for the rows of the top-k, what it would have for them among all rows. */
   private def cannotFail(e: Expression): Boolean = e match {
     case _: Attribute | _: Literal => true
     case a: Alias => cannotFail(a.child)
@@ -99,7 +99,8 @@ object TopKRule {
       Some("a sort or output expression is not deterministic")
     else if (!sortColumns.subsetOf(AttributeSet(s.output.diff(s.constantMetadataColumns))))
       Some("the sort order uses more than the scan's data and partition columns")
-    else if (!filters.forall(marks)) Some("a filter between them is on another column than the table format's deleted rows")
+    else if (!filters.forall(marks))
+      Some("a filter between them is on another column than the table format's deleted rows")
     else if (!s.dataFilters.forall(marks)) Some("the scan has filters")
     else if (mark.isDefined && filters.isEmpty) Some("no filter above the scan drops the table format's deleted rows")
     else if (!SparkScanShim.scanOf(s.fields).fileConstantMetadataColumns.map(_.exprId).sameElements(
