@@ -258,6 +258,9 @@ case class LmParquetScanExec(
     * Spark's file scan appends after the data and partition columns. */
   def constantMetadataColumns: Seq[Attribute] = output.drop(requiredSchema.length + relation.partitionSchema.length)
 
+  /** The file-constant metadata columns Spark's own scan of these fields appends. */
+  def sparkConstantMetadataColumns: Seq[Attribute] = original.fileConstantMetadataColumns
+
   /** Each task's top-k rows ([[TopKRead]]), over the wrapped scan's splits (none pruned at
     * planning: the only filter a top-k scan has is the table format's on its mark column). Pass 1
     * reads the columns the sort order uses, the mark column, and the partition columns. */

@@ -7,7 +7,6 @@ import org.apache.spark.sql.execution.{ColumnarToRowExec, FilterExec, ProjectExe
 import org.apache.spark.sql.internal.SQLConf
 
 import lmspark.LmConf
-import lmspark.shim.SparkScanShim
 
 /**
  * Gives each `TakeOrderedAndProject` over an lmspark scan a scan that yields each task's top-k only
@@ -103,7 +102,7 @@ object TopKRule {
       Some("a filter between them is on another column than the table format's deleted rows")
     else if (!s.dataFilters.forall(marks)) Some("the scan has filters")
     else if (mark.isDefined && filters.isEmpty) Some("no filter above the scan drops the table format's deleted rows")
-    else if (!SparkScanShim.scanOf(s.fields).fileConstantMetadataColumns.map(_.exprId).sameElements(
+    else if (!s.sparkConstantMetadataColumns.map(_.exprId).sameElements(
         s.constantMetadataColumns.map(_.exprId)))
       Some("the scan's metadata columns are not the file constants Spark's scan appends")
     else if (options.ignoreCorruptFiles || options.ignoreMissingFiles)
