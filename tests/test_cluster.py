@@ -45,7 +45,7 @@ import lmspark
 SEED = int(os.environ.get("LMSPARK_TEST_SEED", "20261122"))
 WORKERS = 2
 HERE = Path(__file__).resolve().parent
-START_TIMEOUT = 120  # seconds; a hang guard, not a timing check
+START_TIMEOUT = 300  # seconds; a hang guard, not a timing check (scalatest may be running beside it)
 DRIVER_TIMEOUT = 900
 
 
