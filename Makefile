@@ -60,13 +60,13 @@ test-wheel:
 # suite on DELTA_LINE too.
 DELTA_LINES := $(shell awk '!/^\#/ && NF {print $$1}' project/delta-lines.txt)
 DELTA_LINE ?= 4.2
-# The scalatest and pytest halves run side by side once the jar is built: scalatest alone keeps
-# about 60 % of a 2-core machine busy, so together they take about 15 minutes less than one after
-# the other. Their output is interleaved line by line.
+# The scalatest and pytest halves run side by side once the jar is built: scalatest alone leaves
+# much of a 2-core machine idle, so together they take less time than one after the other. Each
+# half's output is printed whole when it finishes.
 test: venv venv-bench
 	$(SBT) package < /dev/null
 	mkdir -p python/lmspark/jars && cp target/jars/$(JAR_NAME) $(JAR)
-	$(MAKE) --no-print-directory -j2 --output-sync=line test-scalatest test-pytest
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-scalatest test-pytest
 	$(if $(filter $(LINE),$(DELTA_LINES)),,$(MAKE) --no-print-directory test-delta)
 
 .PHONY: test-scalatest test-pytest
