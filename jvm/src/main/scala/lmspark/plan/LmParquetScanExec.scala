@@ -87,12 +87,29 @@ case class LmParquetScanExec(
     acc
   }
 
-  /** The scan that executes: Spark's file listing and splits, lmspark's per-file reader. */
+  /**
+   * The scan that executes: Spark's file listing and splits, lmspark's per-file reader. It lists
+   * files with [[listingFilters]]; lmspark's reader takes its predicate from [[translation]], and
+   * Spark's `Filter` above still applies every data filter.
+   */
   @transient private lazy val wrapped: FileSourceScanExec = {
     val format = new LmParquetFileFormat(LmMetrics.scanMetrics(lmMetrics), translation.predicate, fileFallbackReasons,
       unreadFields, tableFiles)
     val lmRelation = relation.copy(fileFormat = format)(relation.sparkSession)
-    SparkScanShim.scanOf(fields.copy(relation = lmRelation))
+    SparkScanShim.scanOf(fields.copy(relation = lmRelation, dataFilters = listingFilters))
+  }
+
+  /**
+   * The data filters the wrapped scan lists files with: all but those on the table format's mark
+   * column alone (Delta's `is_row_deleted = 0`). That column is not in the table, so no file's
+   * statistics can rule a file out by it, and the files listed are the same. Delta's prepared file
+   * index lists again, in a Spark job over the table's log state, for filters other than those its
+   * scan was prepared with, which never hold the mark filter (added after, at physical planning);
+   * without it, the listing is the prepared one.
+   */
+  private[plan] def listingFilters: Seq[Expression] = markAttribute match {
+    case None => dataFilters
+    case Some(m) => dataFilters.filterNot(f => f.references.nonEmpty && f.references.subsetOf(AttributeSet(m)))
   }
 
   /** Whether [[splitPruning]] has been decided (EXPLAIN shows it then). */

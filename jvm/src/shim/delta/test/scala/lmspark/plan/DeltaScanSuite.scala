@@ -7,6 +7,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.Random
 
 import io.delta.tables.DeltaTable
+import org.apache.spark.scheduler.{SparkListener, SparkListenerJobStart}
 import org.apache.spark.sql.{DataFrame, Row, functions}
 import org.apache.spark.sql.execution.{FileSourceScanExec, SimpleMode, SparkPlan}
 import org.apache.spark.sql.types._
@@ -214,6 +215,56 @@ class DeltaScanSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
     val old = pairs.map { case (k, _) => k -> Option(conf.get(k)) }
     pairs.foreach { case (k, v) => conf.set(k, v) }
     try body finally old.foreach { case (k, v) => v.fold(conf.unset(k))(conf.set(k, _)) }
+  }
+
+  /** The Spark jobs `body` starts, counted by a listener. A marker job run after `body` flushes the
+    * listener bus (its events arrive in order): once the marker's start is seen, so are the others'. */
+  private def jobsStartedBy(body: => Unit): Int = {
+    val sc = spark.sparkContext
+    val key = "lmspark.test.jobMarker"
+    val seen = new java.util.concurrent.ConcurrentLinkedQueue[String]
+    val listener = new SparkListener {
+      override def onJobStart(e: SparkListenerJobStart): Unit =
+        seen.add(Option(e.properties).flatMap(p => Option(p.getProperty(key))).getOrElse("job"))
+    }
+    sc.addSparkListener(listener)
+    try {
+      body
+      val marker = java.util.UUID.randomUUID.toString
+      sc.setLocalProperty(key, marker)
+      try sc.parallelize(Seq(1), 1).count() finally sc.setLocalProperty(key, null)
+      val deadline = System.nanoTime() + 120L * 1000 * 1000 * 1000
+      while (!seen.contains(marker)) {
+        assert(System.nanoTime() < deadline, "the listener never saw the marker job")
+        Thread.sleep(10)
+      }
+      seen.asScala.count(_ == "job")
+    } finally sc.removeSparkListener(listener)
+  }
+
+  test("Delta's prepared file listing is reused: executing lmspark's scan starts no listing job of its own") {
+    val data = rows(new Random(seed + 11))
+    val path = deltaTable("dv-listing", data, partitioned = false, "enableDeletionVectors" -> "true")
+    DeltaTable.forPath(spark, path).delete("id % 5 = 1")
+    // Planned first, then counted while it executes: Delta's data skipping at planning is the same
+    // on both sides; at execution Delta's reader lists the files again (its scan's filters hold the
+    // is-deleted one, which the prepared listing's do not), lmspark's scan takes the prepared list.
+    def executed(lm: Boolean): (Int, Seq[String]) =
+      withConf("spark.lmspark.enabled" -> lm.toString, "spark.sql.parquet.filterPushdown" -> (!lm).toString) {
+        val df = read(path).where("k > 0 AND id < 2000").select("id", "k", "s", "dec")
+        val plan = df.queryExecution.executedPlan
+        assert(lmScans(plan).nonEmpty == lm, plan)
+        var out = Seq.empty[String]
+        val jobs = jobsStartedBy { out = df.collect().map(_.toString).toSeq.sorted }
+        (jobs, out)
+      }
+    val (lmJobs, lmRows) = executed(lm = true)
+    val (deltaJobs, deltaRows) = executed(lm = false)
+    assert(lmRows == deltaRows)
+    assert(lmRows.nonEmpty)
+    assert(lmJobs == 1, s"lmspark's execution started $lmJobs jobs, not the query's one")
+    assert(deltaJobs >= lmJobs)
+    info(s"jobs while the query executes: lmspark $lmJobs, Delta's reader $deltaJobs; ${lmRows.size} rows")
   }
 
   test("DELETE, UPDATE and MERGE with deletion vectors: lmspark's rows are the table's, in every split") {
