@@ -250,7 +250,7 @@ class DeltaScanSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
     // on both sides; at execution Delta's reader lists the files again (its scan's filters hold the
     // is-deleted one, which the prepared listing's do not), lmspark's scan takes the prepared list.
     def executed(lm: Boolean): (Int, Seq[String]) =
-      withConf("spark.lmspark.enabled" -> lm.toString, "spark.sql.parquet.filterPushdown" -> (!lm).toString) {
+      withConf("spark.lmspark.enabled" -> lm.toString, "spark.sql.parquet.filterPushdown" -> lm.toString) {
         val df = read(path).where("k > 0 AND id < 2000").select("id", "k", "s", "dec")
         val plan = df.queryExecution.executedPlan
         assert(lmScans(plan).nonEmpty == lm, plan)
