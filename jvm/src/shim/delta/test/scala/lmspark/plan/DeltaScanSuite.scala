@@ -28,6 +28,8 @@ import lmspark.testutil.{FilterColumn, LmSparkSession, RandomPredicates, TopKChe
  *    against the file's offset index and the deleted rows.
  *  - Tables with column mapping, by name (after renames that swap two names, and a dropped
  *    column) and by id (partitioned, with deletion vectors), are read by lmspark's scan.
+ *  - Executing lmspark's scan of a table with deletion vectors starts no Spark job to list the
+ *    table's files again (Delta's reader starts one), counted by a listener.
  *
  * The seed is printed; `LMSPARK_TEST_SEED=<seed>` reruns a failing case, whose SQL is printed.
  */
