@@ -3,7 +3,7 @@ package lmspark.plan
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.TableIdentifier
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Descending, Expression, GenericInternalRow, NullsFirst, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Descending, EqualTo, Expression, GenericInternalRow, Literal, NullsFirst, SortOrder}
 import org.apache.spark.sql.catalyst.expressions.codegen.LazilyGeneratedOrdering
 import org.apache.spark.sql.catalyst.plans.QueryPlan
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
@@ -100,17 +100,14 @@ case class LmParquetScanExec(
   }
 
   /**
-   * The data filters the wrapped scan lists files with: all but those on the table format's mark
-   * column alone (Delta's `is_row_deleted = 0`). That column is not in the table, so no file's
-   * statistics can rule a file out by it, and the files listed are the same. Delta's prepared file
-   * index lists again, in a Spark job over the table's log state, for filters other than those its
-   * scan was prepared with, which never hold the mark filter (added after, at physical planning);
-   * without it, the listing is the prepared one.
+   * The data filters the wrapped scan lists files with: all but the table format's filter on its
+   * mark column ([[isMarkFilter]]: Delta's `is_row_deleted = 0`). That column is not in the table,
+   * so no file's statistics can rule a file out by it, and the files listed are the same. Delta's
+   * prepared file index lists again, in a Spark job over the table's log state, for filters other
+   * than those its scan was prepared with, which never hold the mark filter (added after, at
+   * physical planning); without it, the listing is the prepared one.
    */
-  private[plan] def listingFilters: Seq[Expression] = markAttribute match {
-    case None => dataFilters
-    case Some(m) => dataFilters.filterNot(f => f.references.nonEmpty && f.references.subsetOf(AttributeSet(m)))
-  }
+  private[plan] def listingFilters: Seq[Expression] = dataFilters.filterNot(isMarkFilter)
 
   /** Whether [[splitPruning]] has been decided (EXPLAIN shows it then). */
   @transient @volatile private var splitPruningDecided = false
@@ -271,6 +268,11 @@ case class LmParquetScanExec(
   def markAttribute: Option[Attribute] =
     tableFiles.markColumn.flatMap(name => output.take(requiredSchema.length).find(_.name == name))
 
+  /** Whether `e` is the table format's filter that drops its flagged rows: `mark = 0` on
+    * [[markAttribute]] ([[LmParquetScanExec.markFilterColumn]]). */
+  def isMarkFilter(e: Expression): Boolean =
+    markAttribute.exists(m => LmParquetScanExec.markFilterColumn(e).exists(_.exprId == m.exprId))
+
   /** The file-constant metadata columns of the output (`_metadata.file_path` and the like), which
     * Spark's file scan appends after the data and partition columns. */
   def constantMetadataColumns: Seq[Attribute] = output.drop(requiredSchema.length + relation.partitionSchema.length)
@@ -352,4 +354,18 @@ object LmParquetScanExec {
     f.dataFilters, f.tableIdentifier, f.disableBucketedScan, f.extras, unreadFields)
 
   def apply(f: ScanFields): LmParquetScanExec = apply(f, Set.empty[Seq[String]])
+
+  /** The column `condition` keeps the rows of where it is 0 (`c = 0`, the shape of Delta's filter on
+    * its mark column), if it has that shape. */
+  def markFilterColumn(condition: Expression): Option[Attribute] = condition match {
+    case EqualTo(a: Attribute, Literal(v, _)) if isZero(v) => Some(a)
+    case EqualTo(Literal(v, _), a: Attribute) if isZero(v) => Some(a)
+    case _ => None
+  }
+
+  private def isZero(v: Any): Boolean = v match {
+    case b: java.lang.Byte => b.byteValue == 0
+    case i: java.lang.Integer => i.intValue == 0
+    case _ => false
+  }
 }

@@ -1,6 +1,6 @@
 package lmspark.plan
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeSet, CreateNamedStruct, EqualTo, Expression, GetStructField, KnownNotNull, Literal, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeSet, CreateNamedStruct, Expression, GetStructField, KnownNotNull, Literal, SortOrder}
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.catalyst.FileSourceOptions
 import org.apache.spark.sql.execution.{ColumnarToRowExec, FilterExec, ProjectExec, SparkPlan, TakeOrderedAndProjectExec}
@@ -34,7 +34,7 @@ object TopKRule {
     plan match {
       case p @ ProjectExec(list, child) if list.forall(cannotFail) =>
         p.withNewChildren(Seq(between(t, child, filters, conf)))
-      case f @ FilterExec(condition, child) if markFilterColumn(condition).isDefined =>
+      case f @ FilterExec(condition, child) if LmParquetScanExec.markFilterColumn(condition).isDefined =>
         f.withNewChildren(Seq(between(t, child, filters :+ condition, conf)))
       case s: LmParquetScanExec if undecided(s) => decide(t, s, filters, conf)
       case c: ColumnarToRowExec => c.child match {
@@ -59,20 +59,6 @@ object TopKRule {
     case _ => false
   }
 
-  /** The column `condition` keeps the rows of where it is 0 (`c = 0`, the shape of Delta's filter on
-    * its mark column), if it has that shape. */
-  private def markFilterColumn(condition: Expression): Option[Attribute] = condition match {
-    case EqualTo(a: Attribute, Literal(v, _)) if isZero(v) => Some(a)
-    case EqualTo(Literal(v, _), a: Attribute) if isZero(v) => Some(a)
-    case _ => None
-  }
-
-  private def isZero(v: Any): Boolean = v match {
-    case b: java.lang.Byte => b.byteValue == 0
-    case i: java.lang.Integer => i.intValue == 0
-    case _ => false
-  }
-
   private def undecided(s: LmParquetScanExec): Boolean = !s.topK && s.topKNote.isEmpty
 
   private def decide(t: TakeOrderedAndProjectExec, s: LmParquetScanExec, filters: Seq[Expression],
@@ -90,7 +76,6 @@ object TopKRule {
     val sortColumns = AttributeSet(t.sortOrder.flatMap(_.references))
     val dataColumns = s.output.take(s.requiredSchema.length)
     val mark = s.markAttribute
-    def marks(e: Expression): Boolean = mark.exists(m => markFilterColumn(e).exists(_.exprId == m.exprId))
     if (t.limit > maxRows) Some(s"LIMIT ${t.limit} is above spark.lmspark.topK.maxRows ($maxRows)")
     else if (s.outputOrdering.nonEmpty && SortOrder.orderingSatisfies(s.outputOrdering, t.sortOrder))
       Some("the scan's rows come in that order already")
@@ -98,9 +83,9 @@ object TopKRule {
       Some("a sort or output expression is not deterministic")
     else if (!sortColumns.subsetOf(AttributeSet(s.output.diff(s.constantMetadataColumns))))
       Some("the sort order uses more than the scan's data and partition columns")
-    else if (!filters.forall(marks))
+    else if (!filters.forall(s.isMarkFilter))
       Some("a filter between them is on another column than the table format's deleted rows")
-    else if (!s.dataFilters.forall(marks)) Some("the scan has filters")
+    else if (!s.dataFilters.forall(s.isMarkFilter)) Some("the scan has filters")
     else if (mark.isDefined && filters.isEmpty) Some("no filter above the scan drops the table format's deleted rows")
     else if (!s.sparkConstantMetadataColumns.map(_.exprId).sameElements(
         s.constantMetadataColumns.map(_.exprId)))
