@@ -63,6 +63,8 @@ final class PageSource private (
   private[this] var dataPagesDecompressed: Int = 0
   private[this] var dataPage: Int = -1 // pruned layouts: index of the current data page in the offset index
   private[this] var prunedCurrent: Boolean = false
+  // Decompressed pages kept for a reopened source (keepDecompressed), shared with it; null: none kept.
+  private var memo: PageMemo = null
 
   /** Pages whose data was read (decompressed) so far, dictionary page included. */
   def pagesRead: Int = pages
@@ -106,12 +108,21 @@ final class PageSource private (
   def reopen(): PageSource = {
     val s = new PageSource(in, context, codec, decompressor, verifyChecksums, maxUncompressedPageSize, chunkStart,
       chunkEnd, fileOffsetKnown, layout, windowBytes, resumeAt)
+    s.memo = memo
     if (holdsWholeChunk) {
       window.shared = true
       s.window.adopt(window.buf, window.origin, window.start, window.end)
     } else s.prime()
     s
   }
+
+  /** From now on, keeps the data of the compressed pages this source decompresses, up to `maxBytes`
+    * of it, for the sources [[reopen]] makes: they hand those pages out without decompressing them
+    * again (and without counting them in `bytesDecompressed`). For a chunk read twice in one row
+    * group, such as a struct field that a filter reads first and its struct's output reads again.
+    * Pages are read-only ([[Page]]), so sharing their arrays is safe. */
+  def keepDecompressed(maxBytes: Long): Unit =
+    if (decompressor != null && memo == null) memo = new PageMemo(maxBytes)
 
   /** Whether the window holds every byte of the chunk (so a reopened source needs no read). */
   private def holdsWholeChunk: Boolean =
@@ -248,7 +259,7 @@ final class PageSource private (
         val uncompressedValues = header.uncompressed_page_size - levels.toInt
         val valueStart = start + levels.toInt
         val out =
-          if (dh.is_compressed) handedOut(data.decompress(buf, valueStart, compressedValues, uncompressedValues))
+          if (dh.is_compressed) handedOut(decompressed(buf, valueStart, compressedValues, uncompressedValues))
           else {
             data.outOffset = valueStart; data.outLength = compressedValues; window.shared = true; buf
           }
@@ -280,8 +291,25 @@ final class PageSource private (
     window.ensure(dataStart, compressedSize)
     val start = window.index(dataStart)
     data.checkCrc(header, window.buf, start)
-    handedOut(data.decompress(window.buf, start, compressedSize, uncompressedSize))
+    handedOut(decompressed(window.buf, start, compressedSize, uncompressedSize))
   }
+
+  /** The current page's data (or a v2 page's values), `len` stored bytes at `buf(off)`: kept data
+    * when an earlier source of this chunk decompressed it ([[keepDecompressed]]), else decompressed
+    * now (and kept, while the memo's bound allows). Sets `data.outOffset` and `data.outLength`. */
+  private def decompressed(buf: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] =
+    if (memo == null || decompressor == null) data.decompress(buf, off, len, uncompressedSize)
+    else {
+      val kept = memo.get(dataStart)
+      if (kept != null && kept.length == uncompressedSize) {
+        data.outOffset = 0; data.outLength = kept.length
+        kept
+      } else {
+        val out = data.decompress(buf, off, len, uncompressedSize)
+        if (data.outOffset == 0 && data.outLength == out.length) memo.put(dataStart, out)
+        out
+      }
+    }
 
   /** `out`, marking the window shared when `out` is the window (data handed out in place). */
   private def handedOut(out: Array[Byte]): Array[Byte] = {
@@ -373,6 +401,10 @@ object PageSource {
   /** Smallest window [[windowFor]] gives: small enough for very wide scans, large enough that one
     * request still serves several pages of the usual sizes. */
   val MinWindowBytes: Int = 256 << 10
+
+  /** What a source keeps of its decompressed pages for the sources it reopens
+    * ([[PageSource.keepDecompressed]]): a few row groups' worth of one column's pages. */
+  val ReopenedPageBytes: Long = 16L << 20
 
   /** What one task's windows may hold together when a scan reads many columns at once. */
   val TaskWindowBudget: Long = 64L << 20

@@ -53,6 +53,10 @@ final case class FileReadPlan(columns: IndexedSeq[ColumnPlan]) {
     case ColumnPlan.Missing | ColumnPlan.RowIndex | ColumnPlan.RowMark => Nil
     case ColumnPlan.Nested(shape) => NestedShape.leaves(shape).map(_.column).distinct
   }
+
+  /** The plan columns that nested columns read (their leaves). */
+  lazy val nestedLeaves: Set[Int] =
+    columns.iterator.collect { case ColumnPlan.Nested(shape) => NestedShape.leaves(shape).map(_.column) }.flatten.toSet
 }
 
 object FileReadPlan {

@@ -74,6 +74,8 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
           val walk = if (scattered) initial else selection
           val fetch = rowGroup.fetches(col).map(f => ColumnFetch(f.locations, ScanRanges.selectedPages(walk, f.locations)))
           val pages = sources.open(block, rowGroup, col, descriptor, fetch)
+          // A struct field's chunk is read again for its struct's output: decompress its pages once.
+          if (plan.nestedLeaves.contains(col)) pages.keepDecompressed(PageSource.ReopenedPageBytes)
           opened += col -> pages
           val reader = ColumnReaderFactory.create(descriptor, sparkType, pages, rowCount,
             options.copy(preserveDictionary = settings.dictionaryPredicates || settings.preserveDictionary),

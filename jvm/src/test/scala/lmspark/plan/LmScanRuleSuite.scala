@@ -153,6 +153,36 @@ class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
     assert(expected > 0 && m(LmMetrics.BytesDecompressed).value == expected)
   }
 
+  test("a struct field read by the filter pass and again by its struct's output decompresses each page once") {
+    import org.apache.parquet.column.page.{DataPage, DataPageV2}
+    // s.a is filtered first, then read again for the output struct s (Spark's Filter above needs it).
+    // About half the rows pass, so every page holds some: each page of id, s.a and s.b is read.
+    for (v2 <- Seq(false, true)) {
+      val p = newDir(s"struct-once-$v2")
+      spark.range(0, 20000, 1, 1).select(col("id"),
+        struct(((col("id") * 7919) % 1000).cast("int").as("a"), concat(lit("v"), col("id")).as("b"),
+          (col("id") * 3).as("c")).as("s"))
+        .write.option("parquet.page.row.count.limit", "1000")
+        .option("parquet.writer.version", if (v2) "v2" else "v1").parquet(p)
+      // The oracle: the uncompressed sizes of the pages of id, s.a and s.b (the first three leaves);
+      // of a v2 page only its values, as its levels are stored uncompressed.
+      val expected = spark.read.parquet(p).inputFiles.toSeq.map { f =>
+        lmspark.testutil.ParquetOracle.perChunk(java.nio.file.Paths.get(new java.net.URI(f))) { pr =>
+          val dict = Option(pr.readDictionaryPage()).fold(0L)(_.getUncompressedSize.toLong)
+          dict + Iterator.continually(pr.readPage()).takeWhile(_ != null).map {
+            case v2: DataPageV2 => v2.getUncompressedSize.toLong - v2.getRepetitionLevels.size - v2.getDefinitionLevels.size
+            case page: DataPage => page.getUncompressedSize.toLong
+          }.sum
+        }.map(_.take(3).sum).sum
+      }.sum
+      def q = spark.read.parquet(p).where(col("s.a") >= 500).select(col("id"), col("s.b"))
+      checkSparkAnswerAndLmUsed(q)
+      val m = lmScans(executedPlan(q)).head.metrics
+      assert(m(LmMetrics.RowGroupsLate).value > 0, s"v2=$v2: the filter pass did not run")
+      assert(expected > 0 && m(LmMetrics.BytesDecompressed).value == expected, s"v2=$v2")
+    }
+  }
+
   test("a v2 file with DELTA encodings is read by lmspark itself") {
     val p = newDir("delta")
     spark.range(0, 3000).select(col("id"), (col("id") * 3).cast("int").as("x"), concat(lit("k"), col("id")).as("s"))
