@@ -403,7 +403,8 @@ object PageSource {
   val MinWindowBytes: Int = 256 << 10
 
   /** What a source keeps of its decompressed pages for the sources it reopens
-    * ([[PageSource.keepDecompressed]]): a few row groups' worth of one column's pages. */
+    * ([[PageSource.keepDecompressed]]): more than one chunk of a struct field holds in the usual
+    * layouts; pages past it are decompressed again. */
   val ReopenedPageBytes: Long = 16L << 20
 
   /** What one task's windows may hold together when a scan reads many columns at once. */
