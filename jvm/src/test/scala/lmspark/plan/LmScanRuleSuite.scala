@@ -140,21 +140,29 @@ class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
     assert(m(LmMetrics.BytesRead).value > 0)
   }
 
-  test("a whole read decompresses every page once: lmBytesDecompressed is the pages' uncompressed sizes per parquet-java") {
-    import org.apache.parquet.column.page.DataPage
-    // The oracle: every page's uncompressed size (dictionary pages included) as parquet-java reads them.
-    val expected = spark.read.parquet(flatPath).inputFiles.toSeq.map { f =>
+  /** The oracle of decompressed bytes: the uncompressed sizes of the pages (dictionary pages
+    * included; of a v2 page only its values, as its levels are stored uncompressed) of the first
+    * `leaves` leaves of every file under `path`, as parquet-java reads them. */
+  private def pageBytes(path: String, leaves: Int = Int.MaxValue): Long = {
+    import org.apache.parquet.column.page.{DataPage, DataPageV2}
+    spark.read.parquet(path).inputFiles.toSeq.map { f =>
       lmspark.testutil.ParquetOracle.perChunk(java.nio.file.Paths.get(new java.net.URI(f))) { pr =>
         val dict = Option(pr.readDictionaryPage()).fold(0L)(_.getUncompressedSize.toLong)
-        dict + Iterator.continually(pr.readPage()).takeWhile(_ != null).map(_.asInstanceOf[DataPage].getUncompressedSize.toLong).sum
-      }.flatten.sum
+        dict + Iterator.continually(pr.readPage()).takeWhile(_ != null).map {
+          case v2: DataPageV2 => v2.getUncompressedSize.toLong - v2.getRepetitionLevels.size - v2.getDefinitionLevels.size
+          case page: DataPage => page.getUncompressedSize.toLong
+        }.sum
+      }.map(_.take(leaves).sum).sum
     }.sum
+  }
+
+  test("a whole read decompresses every page once: lmBytesDecompressed is the pages' uncompressed sizes per parquet-java") {
+    val expected = pageBytes(flatPath)
     val m = lmScans(executedPlan(flat.select("id", "i", "b", "d", "s", "dt"))).head.metrics
     assert(expected > 0 && m(LmMetrics.BytesDecompressed).value == expected)
   }
 
   test("a struct field read by the filter pass and again by its struct's output decompresses each page once") {
-    import org.apache.parquet.column.page.{DataPage, DataPageV2}
     // s.a is filtered first, then read again for the output struct s (Spark's Filter above needs it).
     // About half the rows pass, so every page holds some: each page of id, s.a and s.b is read.
     for (v2 <- Seq(false, true)) {
@@ -164,17 +172,7 @@ class LmScanRuleSuite extends AnyFunSuite with LmSparkSession {
           (col("id") * 3).as("c")).as("s"))
         .write.option("parquet.page.row.count.limit", "1000")
         .option("parquet.writer.version", if (v2) "v2" else "v1").parquet(p)
-      // The oracle: the uncompressed sizes of the pages of id, s.a and s.b (the first three leaves);
-      // of a v2 page only its values, as its levels are stored uncompressed.
-      val expected = spark.read.parquet(p).inputFiles.toSeq.map { f =>
-        lmspark.testutil.ParquetOracle.perChunk(java.nio.file.Paths.get(new java.net.URI(f))) { pr =>
-          val dict = Option(pr.readDictionaryPage()).fold(0L)(_.getUncompressedSize.toLong)
-          dict + Iterator.continually(pr.readPage()).takeWhile(_ != null).map {
-            case v2: DataPageV2 => v2.getUncompressedSize.toLong - v2.getRepetitionLevels.size - v2.getDefinitionLevels.size
-            case page: DataPage => page.getUncompressedSize.toLong
-          }.sum
-        }.map(_.take(3).sum).sum
-      }.sum
+      val expected = pageBytes(p, leaves = 3) // id, s.a and s.b
       def q = spark.read.parquet(p).where(col("s.a") >= 500).select(col("id"), col("s.b"))
       checkSparkAnswerAndLmUsed(q)
       val m = lmScans(executedPlan(q)).head.metrics
