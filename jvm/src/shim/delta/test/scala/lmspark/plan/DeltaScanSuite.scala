@@ -30,6 +30,9 @@ import lmspark.testutil.{FilterColumn, LmSparkSession, RandomPredicates, TopKChe
  *    column) and by id (partitioned, with deletion vectors), are read by lmspark's scan.
  *  - Executing lmspark's scan of a table with deletion vectors starts no Spark job to list the
  *    table's files again (Delta's reader starts one), counted by a listener.
+ *  - A change data feed read (after UPDATE, DELETE and an append, with deletion vectors off and
+ *    on): its files are read by Delta's reader, not lmspark's (the read functions of its RDD's file
+ *    scans), and its rows are Delta's and those computed from the DML without Delta.
  *
  * The seed is printed; `LMSPARK_TEST_SEED=<seed>` reruns a failing case, whose SQL is printed.
  */
@@ -446,5 +449,67 @@ class DeltaScanSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
     def index = read(path).where("k > 0").select(functions.col("id"), functions.col("_metadata.row_index"))
     val served = checkSparkAnswer(index)
     assert(lmScans(served).nonEmpty, served)
+  }
+
+  /** The read functions of the file scans in `rdd`'s lineage (Spark's `FileScanRDD`s, whose function
+    * is private: found by reflection, for a relation such as Delta's change feed that plans its
+    * scans inside its own RDD, out of the query's plan). */
+  private def fileReaders(rdd: org.apache.spark.rdd.RDD[_]): Seq[AnyRef] = {
+    val here = rdd match {
+      case f: org.apache.spark.sql.execution.datasources.FileScanRDD =>
+        val field = classOf[org.apache.spark.sql.execution.datasources.FileScanRDD].getDeclaredFields
+          .find(_.getName.endsWith("readFunction")).getOrElse(fail("FileScanRDD has no readFunction field"))
+        field.setAccessible(true)
+        Seq(field.get(f))
+      case _ => Nil
+    }
+    here ++ rdd.dependencies.flatMap(d => fileReaders(d.rdd))
+  }
+
+  private def isLmReader(f: AnyRef): Boolean = f.getClass.getName.startsWith("lmspark.")
+
+  test("a change data feed read: lmspark declines its files to Delta's reader; its rows are Delta's and the DML's, with and without deletion vectors") {
+    val changeType = StructType(schema.fields ++ Seq(StructField("_change_type", StringType),
+      StructField("_commit_version", LongType)))
+    def tagged(rs: Seq[Row], kind: String, version: Long): Seq[Row] = rs.map(r => Row.fromSeq(r.toSeq :+ kind :+ version))
+    Seq(false, true).foreach { dv =>
+      val label = if (dv) "cdf-dv" else "cdf"
+      val data = rows(new Random(seed + 9 + (if (dv) 1 else 0)))
+      val path = deltaTable(label, data, partitioned = false, "enableChangeDataFeed" -> "true",
+        "enableDeletionVectors" -> dv.toString)
+      val table = DeltaTable.forPath(spark, path)
+      table.update(functions.expr("id % 7 = 0"), Map("l" -> functions.expr("l + 1")).asJava) // version 1
+      table.delete("id % 5 = 1") // version 2
+      val added = rows(new Random(seed + 11)).take(60).map(r => Row.fromSeq(r.toSeq.updated(0, r.getLong(0) + rowCount)))
+      spark.createDataFrame(added.asJava, schema).write.format("delta").mode("append").save(path) // version 3
+      // The change feed computed without Delta: every version's rows from the generated ones.
+      def bump(r: Row): Row = if (r.isNullAt(2)) r else Row.fromSeq(r.toSeq.updated(2, r.getLong(2) + 1))
+      val updated = data.filter(_.getLong(0) % 7 == 0)
+      val afterUpdate = data.map(r => if (r.getLong(0) % 7 == 0) bump(r) else r)
+      val expected = tagged(data, "insert", 0) ++ tagged(updated, "update_preimage", 1) ++
+        tagged(updated.map(bump), "update_postimage", 1) ++
+        tagged(afterUpdate.filter(_.getLong(0) % 5 == 1), "delete", 2) ++ tagged(added, "insert", 3)
+      def feed = spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0)
+        .load(path).drop("_commit_timestamp")
+      // The feed is a relation of Delta's (`DeltaCDFRelation`), which plans its own file scans inside
+      // its RDD: lmspark declines them ("a Delta change data feed read"), so every file is read by
+      // Delta's reader.
+      val plan = checkSparkAnswer(feed)
+      assert(lmScans(plan).isEmpty && sparkParquetScans(plan).isEmpty, plan)
+      val readers = fileReaders(plan.execute())
+      assert(readers.nonEmpty && !readers.exists(isLmReader), s"$label: ${readers.map(_.getClass.getName)}")
+      withConf("spark.lmspark.enabled" -> "true") {
+        assert(normalized(feed.collect()) == normalized(asRowsOf(expected, changeType)), s"$label: the change feed")
+      }
+      checkSparkAnswer(feed.where("k > 0 AND _change_type <> 'insert'").select("id", "k", "_change_type"))
+      // The table itself, after the same DML, is still lmspark's to read.
+      val current = afterUpdate.filter(_.getLong(0) % 5 != 1) ++ added
+      val tablePlan = checkSparkAnswerAndLmUsed(read(path))
+      assert(declinedDeltaScans(tablePlan).isEmpty, tablePlan)
+      assert(fileReaders(tablePlan.execute()).exists(isLmReader), tablePlan)
+      withConf("spark.lmspark.enabled" -> "true") {
+        assert(normalized(read(path).collect()) == normalized(asRows(current)), s"$label: the table after its DML")
+      }
+    }
   }
 }
