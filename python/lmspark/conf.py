@@ -76,6 +76,10 @@ PRUNING_GUARANTEES_ENABLED = "spark.lmspark.pruning.guarantees.enabled"
 #: Default: true.
 PRUNING_SPLITS_ENABLED = "spark.lmspark.pruning.splits.enabled"
 
+#: Size a scan's tasks by the bytes lmspark reads, not by file size: its file splits are packed into as many partitions as Spark's own rule (`spark.sql.files.maxPartitionBytes`, `openCostInBytes`, `minPartitionNum`) asks for the chunks of the columns read in the row groups not pruned, rounded up to a multiple of the task slots and balanced by those bytes. A scan that reads a few columns of a wide table, or rows of a few row groups, runs fewer tasks. Splits are never cut or merged, only grouped; the rows do not change. It needs every split's footer on the driver (those split pruning reads, or the metadata cache holds); otherwise Spark's partitions stay. EXPLAIN shows the decision (`LmSplitPacking`). Bucketed scans keep theirs.
+#: Default: true.
+SPLITS_PACKING_ENABLED = "spark.lmspark.splits.packing.enabled"
+
 #: The most footers the driver reads (8 at a time) to prune one scan's splits at planning. When more of the scan's files have no footer in the driver's metadata cache, only the files whose footer it holds are pruned. 0: only cached footers are used.
 #: Default: 64.
 PRUNING_SPLITS_MAX_FOOTER_READS = "spark.lmspark.pruning.splits.maxFooterReads"
@@ -153,6 +157,7 @@ DEFAULTS = {
     "spark.lmspark.pruning.bloomFilter.enabled": "true",
     "spark.lmspark.pruning.guarantees.enabled": "true",
     "spark.lmspark.pruning.splits.enabled": "true",
+    "spark.lmspark.splits.packing.enabled": "true",
     "spark.lmspark.pruning.splits.maxFooterReads": "64",
     "spark.lmspark.pruning.nestedFields.enabled": "true",
     "spark.lmspark.pageIndex.enabled": "true",

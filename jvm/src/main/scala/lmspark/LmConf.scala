@@ -213,6 +213,16 @@ object LmConf {
       "lookup then runs one task. EXPLAIN " +
       "shows the decision (`LmSplitPruning`). Bucketed scans keep every split.")
 
+  val SPLITS_PACKING: Entry[Boolean] = bool("spark.lmspark.splits.packing.enabled", default = true, "scan",
+    "Size a scan's tasks by the bytes lmspark reads, not by file size: its file splits are packed into as many " +
+      "partitions as Spark's own rule (`spark.sql.files.maxPartitionBytes`, `openCostInBytes`, " +
+      "`minPartitionNum`) asks for the chunks of the columns read in the row groups not pruned, rounded up to a " +
+      "multiple of the task slots and balanced by those bytes. A scan that reads a few columns of a wide table, " +
+      "or rows of a few row groups, runs fewer tasks. Splits are never cut or merged, only grouped; the rows do " +
+      "not change. It needs every split's footer on the driver (those split pruning reads, or the metadata " +
+      "cache holds); otherwise Spark's partitions stay. EXPLAIN shows the decision (`LmSplitPacking`). " +
+      "Bucketed scans keep theirs.")
+
   val PRUNING_SPLITS_MAX_FOOTER_READS: Entry[Int] = int("spark.lmspark.pruning.splits.maxFooterReads", default = 64,
     "pruning", "The most footers the driver reads (8 at a time) to prune one scan's splits at planning. When more " +
       "of the scan's files have no footer in the driver's metadata cache, only the files whose footer it holds " +

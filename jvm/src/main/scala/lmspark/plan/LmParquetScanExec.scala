@@ -19,7 +19,7 @@ import org.apache.spark.util.collection.BitSet
 
 import lmspark.LmConf
 import lmspark.predicate.{CatalystTranslator, ColumnRef, Guarantees, Translation, Values}
-import lmspark.scan.{BatchRowWriter, LmParquetFileFormat, ScanSettings, SplitPruner}
+import lmspark.scan.{BatchRowWriter, LmParquetFileFormat, ScanSettings, SplitPacker, SplitPruner}
 import lmspark.shim.{ConstantMetadata, DeltaTables, ScanExtras, ScanFields, SparkScanShim, TableFiles}
 
 /**
@@ -113,14 +113,16 @@ case class LmParquetScanExec(
   @transient @volatile private var splitPruningDecided = false
 
   /**
-   * The splits dropped at planning ([[SplitPruner]]), decided once, when the scan first executes
-   * or EXPLAIN first shows it. None: not tried (`spark.lmspark.pruning.splits.enabled` off, a
-   * bucketed scan, or splits that are not file partitions). With the outcome, the values of the
-   * wrapped scan's listing metrics once its splits were made ([[scanRDD]] restores them).
+   * The splits dropped and packed at planning, decided once, when the scan first executes or
+   * EXPLAIN first shows it. None: not tried (`spark.lmspark.pruning.splits.enabled` and
+   * `spark.lmspark.splits.packing.enabled` both off, a bucketed scan, or splits that are not file
+   * partitions).
    */
-  @transient private lazy val splitPruning: Option[(SplitPruner.Outcome, Map[String, Long])] = {
+  @transient private lazy val splitPruning: Option[LmParquetScanExec.SplitPlan] = {
+    val prune = LmConf.PRUNING_SPLITS.get(conf)
+    val pack = LmConf.SPLITS_PACKING.get(conf)
     val outcome =
-      if (!LmConf.PRUNING_SPLITS.get(conf) || wrapped.bucketedScan) None
+      if ((!prune && !pack) || wrapped.bucketedScan) None
       else {
         val partitions = wrapped.inputRDD.partitions.toSeq
         if (!partitions.forall(_.isInstanceOf[FilePartition])) None
@@ -129,12 +131,21 @@ case class LmParquetScanExec(
             translation.predicate, unreadFields).withTable(tableFiles)
           val o = SplitPruner.prune(partitions.map(_.asInstanceOf[FilePartition]), settings,
             relation.sparkSession.sessionState.newHadoopConfWithOptions(relation.options), conf,
-            LmConf.PRUNING_SPLITS_MAX_FOOTER_READS.get(conf))
-          Some(o -> wrapped.driverMetrics.map { case (k, m) => k -> m.value }.toMap)
+            LmConf.PRUNING_SPLITS_MAX_FOOTER_READS.get(conf), dropSplits = prune, weigh = pack)
+          val packing = if (!pack) None else Some(SplitPacker.pack(o.kept, o.parents, o.weights.get, packingLimits))
+          Some(LmParquetScanExec.SplitPlan(o, packing, wrapped.driverMetrics.map { case (k, m) => k -> m.value }.toMap))
         }
       }
     splitPruningDecided = true
     outcome
+  }
+
+  /** Spark's own sizing of file scan partitions ([[SplitPacker.Limits]]), as this session sets it. */
+  private def packingLimits: SplitPacker.Limits = {
+    val slots = Option(conf.getConfString("spark.sql.files.minPartitionNum", null))
+      .orElse(Option(conf.getConfString("spark.sql.leafNodeDefaultParallelism", null)))
+      .map(_.trim.toInt).getOrElse(sparkContext.defaultParallelism)
+    SplitPacker.Limits(conf.filesMaxPartitionBytes, conf.filesOpenCostInBytes, math.max(1, slots))
   }
 
   /**
@@ -149,7 +160,7 @@ case class LmParquetScanExec(
     val files = wrapped.inputRDD.asInstanceOf[RDD[ColumnarBatch]]
     splitPruning match {
       case None => files
-      case Some((o, listing)) =>
+      case Some(LmParquetScanExec.SplitPlan(o, packing, listing)) =>
         listing.foreach { case (k, v) => if (wrapped.driverMetrics(k).value == 0L) wrapped.driverMetrics(k).set(v) }
         val pruned = if (LmConf.PRUNING_STATISTICS.get(conf)) LmMetrics.PrunedByStatistics else LmMetrics.PrunedByGuarantee
         val split = Seq(LmMetrics.SplitsPlanned -> o.splits.toLong, LmMetrics.SplitsPruned -> o.dropped.toLong,
@@ -159,20 +170,35 @@ case class LmParquetScanExec(
         split.foreach { case (k, v) => lmMetrics(k).add(v) }
         SQLMetrics.postDriverMetricUpdates(sparkContext, sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY),
           split.map(kv => lmMetrics(kv._1)) ++ wrapped.driverMetrics.values)
-        if (o.dropped > 0) new KeptSplitsRDD(files, o.kept, o.parents) else files
+        packing match {
+          case Some(Right(p)) => new KeptSplitsRDD(files, p.partitions, p.parents)
+          case _ => if (o.dropped > 0) new KeptSplitsRDD(files, o.kept, o.parents.map(Seq(_))) else files
+        }
     }
   }
 
-  /** What split pruning decided for this scan, once it has run (for tests). */
-  private[lmspark] def splitPruningOutcome: Option[SplitPruner.Outcome] = splitPruning.map(_._1)
+  /** What split pruning decided for this scan, once it has run (for tests); None with split
+    * pruning off. */
+  private[lmspark] def splitPruningOutcome: Option[SplitPruner.Outcome] =
+    if (!LmConf.PRUNING_SPLITS.get(conf)) None else splitPruning.map(_.pruned)
+
+  /** What packing decided for this scan, once it has run (for tests): None with packing off. */
+  private[lmspark] def splitPackingOutcome: Option[Either[String, SplitPacker.Packed]] = splitPruning.flatMap(_.packing)
 
   /** EXPLAIN's `LmSplitPruning`: the decision once made. A scan whose filters wait for a subquery
     * (dynamic partition pruning, a scalar subquery) cannot make its splits before the query runs,
     * so it decides at execution. */
   private def splitPruningNote: Option[String] =
-    if (!LmConf.PRUNING_SPLITS.get(conf)) None
-    else if (splitPruningDecided || !(partitionFilters ++ dataFilters).exists(ExecSubqueryExpression.hasSubquery))
-      Some(try splitPruning.fold("not tried (bucketed scan)")(_._1.decision)
+    if (!LmConf.PRUNING_SPLITS.get(conf)) None else splitPlanNote(_.pruned.decision)
+
+  /** EXPLAIN's `LmSplitPacking`, decided with [[splitPruningNote]]. */
+  private def splitPackingNote: Option[String] =
+    if (!LmConf.SPLITS_PACKING.get(conf)) None
+    else splitPlanNote(_.packing.fold("off")(_.fold(identity, _.decision)))
+
+  private def splitPlanNote(say: LmParquetScanExec.SplitPlan => String): Option[String] =
+    if (splitPruningDecided || !(partitionFilters ++ dataFilters).exists(ExecSubqueryExpression.hasSubquery))
+      Some(try splitPruning.fold("not tried (bucketed scan)")(say)
         catch { case scala.util.control.NonFatal(e) => s"decided at execution (making the splits failed: $e)" })
     else Some("decided at execution (the filters wait for a subquery)")
 
@@ -209,7 +235,7 @@ case class LmParquetScanExec(
   private def explainMetadata: Seq[(String, String)] = {
     val lm = Seq("LmOutput" -> (if (supportsColumnar) "columnar" else "row"),
       "LmPruningPredicate" -> translation.predicate.toString) ++
-      splitPruningNote.map("LmSplitPruning" -> _).toSeq ++
+      splitPruningNote.map("LmSplitPruning" -> _).toSeq ++ splitPackingNote.map("LmSplitPacking" -> _).toSeq ++
       (if (topK) Seq("LmTopK" -> (s"each task's top $topKLimit rows by ${topKOrder.map(_.sql).mkString(", ")}, " +
         "the other columns read for those rows only"))
        else topKNote.map(why => "LmTopK" -> s"not used: $why").toSeq) ++
@@ -349,6 +375,13 @@ case class LmParquetScanExec(
 }
 
 object LmParquetScanExec {
+  /** What planning did to a scan's splits: the splits dropped ([[SplitPruner]]), the packing of
+    * those left ([[SplitPacker]]: the partitions, or why Spark's stay; None with packing off), and
+    * the values of the wrapped scan's listing metrics once its splits were made (the scan restores
+    * them when it runs). */
+  private final case class SplitPlan(pruned: SplitPruner.Outcome, packing: Option[Either[String, SplitPacker.Packed]],
+      listing: Map[String, Long])
+
   def apply(f: ScanFields, unreadFields: Set[Seq[String]]): LmParquetScanExec = LmParquetScanExec(f.relation, f.output,
     f.requiredSchema, f.partitionFilters, f.optionalBucketSet, f.optionalNumCoalescedBuckets,
     f.dataFilters, f.tableIdentifier, f.disableBucketedScan, f.extras, unreadFields)

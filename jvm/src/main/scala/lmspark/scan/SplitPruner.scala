@@ -28,6 +28,11 @@ import lmspark.predicate.Predicate
  * Spark's reader, a chunk whose footer fields fail [[FooterChecks]] (the task then raises the
  * error as before). So the rows a scan produces never change, only the tasks that would produce
  * none are gone.
+ *
+ * The same footers give each split's weight for [[SplitPacker]]: the bytes lmspark reads from it
+ * (the chunks of the columns it reads, in the row groups it assigns the split and statistics do not
+ * skip). A scan that prunes nothing (no filter, or split pruning off) still weighs its splits, from
+ * the footers the driver's cache holds only.
  */
 object SplitPruner extends Logging {
 
@@ -36,29 +41,40 @@ object SplitPruner extends Logging {
     * no split are gone), `parents` the index each had; the counts are for EXPLAIN and metrics;
     * `decision` says in words what was decided and from what. */
   final case class Outcome(decision: String, input: Seq[FilePartition], kept: Seq[FilePartition], parents: Seq[Int],
-      splits: Int, dropped: Int, rowGroupsDropped: Long, footersRead: Int, footersCached: Int, timeNs: Long)
+      splits: Int, dropped: Int, rowGroupsDropped: Long, footersRead: Int, footersCached: Int, timeNs: Long,
+      weights: Map[PartitionedFile, Long] = Map.empty)
 
   /** The most footers read at once. */
   private val ReadThreads = 8
 
   private final case class FileId(path: Path, size: Long, modificationTime: Long)
 
+  /** Drops the splits the footers prove empty when `dropSplits` (split pruning on), and weighs the
+    * splits whose footer it has when `weigh` (packing on). */
   def prune(partitions: Seq[FilePartition], settings: ScanSettings, conf: Configuration, sqlConf: SQLConf,
-      maxFooterReads: Int): Outcome = {
+      maxFooterReads: Int, dropSplits: Boolean = true, weigh: Boolean = false): Outcome = {
     val t0 = System.nanoTime()
     val splits = partitions.map(_.files.length).sum
-    def unchanged(why: String) = Outcome(why, partitions, partitions, partitions.indices, splits, 0, 0L, 0, 0, System.nanoTime() - t0)
-    if (settings.predicate == Predicate.True) return unchanged("no filter lmspark prunes with")
-    if (!settings.pruneStatistics && !settings.pruneGuarantees) return unchanged("statistics and guarantees are off")
-
     val cacheOn = settings.open.metadataCacheMaxBytes > 0
+    val why =
+      if (!dropSplits) Some("split pruning is off")
+      else if (settings.predicate == Predicate.True) Some("no filter lmspark prunes with")
+      else if (!settings.pruneStatistics && !settings.pruneGuarantees) Some("statistics and guarantees are off")
+      else None
+    def unchanged(why: String) = Outcome(why, partitions, partitions, partitions.indices, splits, 0, 0L, 0, 0, System.nanoTime() - t0)
+    if (why.isDefined && (!weigh || !cacheOn)) return unchanged(why.get)
+
     val byFile: Map[FileId, Seq[PartitionedFile]] =
       partitions.flatMap(_.files).groupBy(f => FileId(f.toPath, f.fileSize, f.modificationTime))
     val (cached, uncached) = byFile.keys.toSeq.partition(id =>
       cacheOn && MetadataCache.contains(Some(FileKey(id.path.toString, id.size, id.modificationTime)), MetadataCache.Footer))
     // Without the cache, a footer read here would be read again by the task of every kept split.
-    val toRead = if (cacheOn && uncached.size <= maxFooterReads) uncached else Nil
+    // Footers are read only to prune; weighing alone uses the cached ones.
+    val toRead = if (why.isEmpty && cacheOn && uncached.size <= maxFooterReads) uncached else Nil
     val outcomes = decideAll(cached ++ toRead, byFile, settings, conf, sqlConf)
+    val weights = outcomes.flatMap(_.weights).toMap
+    if (why.isDefined)
+      return unchanged(why.get).copy(weights = weights, footersCached = outcomes.size, timeNs = System.nanoTime() - t0)
     val dropped: Set[PartitionedFile] = outcomes.flatMap(_.dropped).toSet
     val left = partitions.zipWithIndex.map { case (p, i) => (p.files.filterNot(dropped.contains), i) }
       .filter(_._1.nonEmpty)
@@ -71,11 +87,14 @@ object SplitPruner extends Logging {
       else ""
     Outcome(s"dropped ${dropped.size} of $splits splits by statistics (footers: ${outcomes.size - read} cached, " +
       s"$read read)$budget", partitions, kept, left.map(_._2), splits, dropped.size, outcomes.map(_.rowGroups).sum, read,
-      outcomes.size - read, System.nanoTime() - t0)
+      outcomes.size - read, System.nanoTime() - t0, weights.filter { case (f, _) => !dropped.contains(f) })
   }
 
-  /** One file's result: the splits to drop, their row groups, whether its footer was cached. */
-  private final case class FileOutcome(dropped: Seq[PartitionedFile], rowGroups: Long, cached: Boolean)
+  /** One file's result: the splits to drop, their row groups, whether its footer was cached, and
+    * each split's weight (the bytes lmspark reads from it; none when the file would not be read by
+    * lmspark or a footer check fails). */
+  private final case class FileOutcome(dropped: Seq[PartitionedFile], rowGroups: Long, cached: Boolean,
+      weights: Seq[(PartitionedFile, Long)])
 
   private def decideAll(files: Seq[FileId], byFile: Map[FileId, Seq[PartitionedFile]], settings: ScanSettings,
       conf: Configuration, sqlConf: SQLConf): Seq[FileOutcome] = {
@@ -99,8 +118,11 @@ object SplitPruner extends Logging {
   }
 
   /** What a file's footer proves for one scan: for each row group of the footer, whether its
-    * statistics skip it (None: the file is kept whole), and which row groups each split reads. */
-  private final class FileProof(val skipped: Option[Array[Boolean]], val assignment: RowGroupAssignment)
+    * statistics skip it and the bytes lmspark reads from it (None: the file is kept whole and not
+    * weighed), and which row groups each split reads. */
+  private final class FileProof(val rowGroups: Option[(Array[Boolean], Array[Long])], val assignment: RowGroupAssignment) {
+    def skipped: Option[Array[Boolean]] = rowGroups.map(_._1)
+  }
 
   /** The splits of one file its footer proves empty; None when the footer cannot be had. The proof
     * is made once for the file's every row group, and kept in the [[MetadataCache]] for the scan's
@@ -119,28 +141,33 @@ object SplitPruner extends Logging {
         val f = FooterReader.fileFooter(conf, path, id.size, id.modificationTime, settings.open)
         footerCached = f.cached
         val p = new FileProof(prove(path.toString, id.size, f, settings), f.assignment)
-        (p, f.assignment.heapBytes + p.skipped.fold(0L)(_.length.toLong))
+        (p, f.assignment.heapBytes + p.skipped.fold(0L)(_.length * 9L))
       })
       catch { case NonFatal(e) => logInfo(s"lmspark keeps the splits of $path at planning: $e"); None }
     proof.map { p =>
-      val empty = p.skipped.toSeq.flatMap { skip =>
-        splits.flatMap { split =>
+      val perSplit = p.rowGroups.toSeq.flatMap { case (skip, bytes) =>
+        splits.map { split =>
           val groups = p.assignment.groupsOf(split.start, split.length)
-          if (groups.forall(skip)) Some(split -> groups.length.toLong) else None
+          (split, groups, groups.iterator.filterNot(skip).map(bytes).sum)
         }
       }
-      FileOutcome(empty.map(_._1), empty.map(_._2).sum, footerCached || lookups.hits > 0)
+      val empty = perSplit.collect { case (split, groups, _) if groups.forall(p.skipped.get) => split -> groups.length.toLong }
+      FileOutcome(empty.map(_._1), empty.map(_._2).sum, footerCached || lookups.hits > 0,
+        perSplit.map { case (split, _, weight) => split -> weight })
     }
   }
 
-  /** Per row group of `f`, whether its statistics skip it; None when lmspark would not read the file
-    * or a footer check fails. */
-  private def prove(path: String, size: Long, f: FileFooter, settings: ScanSettings): Option[Array[Boolean]] =
+  /** Per row group of `f`, whether its statistics skip it, and the stored bytes of the chunks of
+    * the columns lmspark reads in it; None when lmspark would not read the file or a footer check
+    * fails. */
+  private def prove(path: String, size: Long, f: FileFooter, settings: ScanSettings): Option[(Array[Boolean], Array[Long])] =
     try {
       FileReadPlan.build(f.footer, settings.fileSchema, settings, f.unknownLogicalTypes).toOption.map { plan =>
         FooterChecks.check(path, f.footer, FooterChecks.FileBounds(size, f.footerStart), f.index, plan.leaves)
         val proof = new StatisticsProof(plan, settings.predicate, settings)
-        f.footer.getBlocks.asScala.map(b => proof.skip(b).isDefined).toArray
+        val blocks = f.footer.getBlocks.asScala.toArray
+        (blocks.map(b => proof.skip(b).isDefined),
+          blocks.map(b => plan.leaves.iterator.map(d => FileReadPlan.chunkOf(b, d).getTotalSize).sum))
       }
     } catch { case NonFatal(e) => logInfo(s"lmspark keeps the splits of $path at planning: $e"); None }
 

@@ -32,6 +32,11 @@ import lmspark.testutil.LmSparkSession
   * judged by its old footer; the footer budget; a bucketed scan keeps its splits; a corrupt file
   * among the splits fails or is skipped as without split pruning.
   *
+  * Packing ([[lmspark.scan.SplitPacker]], on by default) then groups the kept splits into partitions
+  * by the bytes lmspark reads: the property cases check that it regroups exactly the kept splits; a
+  * scan reading 2 of 24 columns runs fewer tasks with the same rows, one reading them all keeps
+  * Spark's partitions, and a scan with no filter packs only from footers the driver's cache holds.
+  *
   * `LMSPARK_TEST_SEED` (default 20261127) changes every table and case; a failure prints the seed,
   * the table and the SQL. */
 class SplitPruningSuite extends AnyFunSuite with LmSparkSession {
@@ -156,6 +161,11 @@ class SplitPruningSuite extends AnyFunSuite with LmSparkSession {
                   assert(dropped == oracleDroppable(f, splits), o.decision)
                   assert(o.dropped == dropped.size && o.splits == splits.size)
                   assert(o.kept.indices == o.kept.map(_.index) && o.parents == o.parents.sorted.distinct)
+                  // Packing (on by default) regroups exactly the kept splits.
+                  scanOf(df).splitPackingOutcome.get.foreach { p =>
+                    assert(p.partitions.flatMap(_.files).map(s => (s.toPath.toString, s.start)).sorted ==
+                      o.kept.flatMap(_.files).map(s => (s.toPath.toString, s.start)).sorted, p.decision)
+                  }
                 }
               }
             }
@@ -182,6 +192,63 @@ class SplitPruningSuite extends AnyFunSuite with LmSparkSession {
       assert(scan.metrics("numFiles").value == 4)
       val explain = df.queryExecution.explainString(org.apache.spark.sql.execution.SimpleMode)
       assert(explain.contains(s"LmSplitPruning: dropped ${o.splits - 1} of ${o.splits} splits by statistics"), explain)
+    }
+  }
+
+  /** `files` files of 24 long columns `c0` to `c23`, in row groups of about 16 KB. */
+  private def wide(name: String, files: Int): String = {
+    val dir = newDir(name)
+    spark.range(0, 24000, 1, files).selectExpr((0 until 24).map(i => s"id * ${i + 1} AS c$i"): _*).write
+      .option("parquet.block.size", "16384").parquet(dir)
+    dir
+  }
+
+  test("packing: a scan that reads 2 of 24 columns runs fewer tasks, its kept splits each read once, rows unchanged") {
+    val dir = wide("packing", 4)
+    val sql = s"SELECT c0, c5 FROM parquet.`$dir` WHERE c5 >= 0"
+    withConf("spark.sql.files.maxPartitionBytes" -> "64k") {
+      val want = expected(spark.sql(sql))
+      val df = spark.sql(sql)
+      assert(normalized(df.collect()) == want)
+      val scan = scanOf(df)
+      val o = scan.splitPruningOutcome.get
+      val p = scan.splitPackingOutcome.get.fold(why => fail(why), identity)
+      assert(p.partitions.size < o.kept.size && p.partitions.size % 2 == 0, p.decision) // local[2]: 2 task slots
+      assert(p.partitions.flatMap(_.files).map(s => (s.toPath.toString, s.start)).sorted ==
+        o.kept.flatMap(_.files).map(s => (s.toPath.toString, s.start)).sorted)
+      assert(df.queryExecution.executedPlan.execute().getNumPartitions == p.partitions.size)
+      val explain = df.queryExecution.explainString(org.apache.spark.sql.execution.SimpleMode)
+      assert(explain.contains(s"LmSplitPacking: packed ${o.kept.map(_.files.length).sum} splits of ${o.kept.size} " +
+        s"partitions into ${p.partitions.size}"), explain)
+      withConf(LmConf.SPLITS_PACKING.key -> "false") {
+        val off = spark.sql(sql)
+        assert(normalized(off.collect()) == want)
+        assert(scanOf(off).splitPackingOutcome.isEmpty)
+        assert(off.queryExecution.executedPlan.execute().getNumPartitions == o.kept.size)
+      }
+      // Every column read: the partitions Spark made are already the size packing asks for.
+      val all = spark.sql(s"SELECT * FROM parquet.`$dir` WHERE c5 >= 0")
+      assert(normalized(all.collect()) == expected(spark.sql(s"SELECT * FROM parquet.`$dir` WHERE c5 >= 0")))
+      assert(scanOf(all).splitPackingOutcome.get.isLeft, scanOf(all).splitPackingOutcome)
+    }
+  }
+
+  test("packing a scan with no filter uses only the footers the driver's cache holds") {
+    val dir = wide("packing-nofilter", 3)
+    val sql = s"SELECT c3 FROM parquet.`$dir`"
+    withConf("spark.sql.files.maxPartitionBytes" -> "64k") {
+      withConf(LmConf.METADATA_CACHE_MAX_BYTES.key -> "0") {
+        val df = spark.sql(sql)
+        assert(normalized(df.collect()) == expected(spark.sql(sql)))
+        val why = scanOf(df).splitPackingOutcome.get.swap.getOrElse(fail("packed with the cache off"))
+        assert(why.contains("without a footer on the driver"), why)
+      }
+      spark.sql(sql).collect() // the tasks cache the footers (local mode: the driver's JVM)
+      val df = spark.sql(sql)
+      assert(normalized(df.collect()) == expected(spark.sql(sql)))
+      val p = scanOf(df).splitPackingOutcome.get.fold(why => fail(why), identity)
+      assert(df.queryExecution.executedPlan.execute().getNumPartitions == p.partitions.size)
+      assert(scanOf(df).splitPruningOutcome.get.decision == "no filter lmspark prunes with")
     }
   }
 

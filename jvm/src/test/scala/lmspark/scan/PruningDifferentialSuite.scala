@@ -43,7 +43,7 @@ class PruningDifferentialSuite extends AnyFunSuite with LmSparkSession {
   private val seed: Long = sys.env.get("LMSPARK_TEST_SEED").map(_.trim.toLong).getOrElse(20261122L)
 
   private val pruningFlags = Seq(LmConf.PRUNING_STATISTICS, LmConf.PRUNING_DICTIONARY, LmConf.PRUNING_BLOOM_FILTER,
-    LmConf.PRUNING_GUARANTEES, LmConf.PAGE_INDEX, LmConf.PRUNING_SPLITS).map(_.key)
+    LmConf.PRUNING_GUARANTEES, LmConf.PAGE_INDEX, LmConf.PRUNING_SPLITS, LmConf.SPLITS_PACKING).map(_.key)
 
   /** A flag combination lmspark runs a query under. */
   private final case class Combo(name: String, conf: Seq[(String, String)]) {
