@@ -60,7 +60,7 @@ object SplitPacker {
       if (n >= partitions.length)
         Left(s"kept as Spark made them (the ${mb(items.map(_.weight).sum)} lmspark reads ask for $n partitions, " +
           s"not fewer than ${partitions.length})")
-      else Right(balance(items, n.toInt, limits.openCostInBytes, partitions.length, limits))
+      else Right(balance(items, n.toInt, partitions.length, limits))
     }
   }
 
@@ -73,9 +73,9 @@ object SplitPacker {
     * reads one file's splits one after another, as Spark's own packing of a file's splits does), and
     * no run is off its share by more than about one split's weight. `n` <= the number of items, so
     * every run gets a split. */
-  private def balance(items: Seq[Item], n: Int, openCost: Long, inputPartitions: Int, limits: Limits): Packed = {
+  private def balance(items: Seq[Item], n: Int, inputPartitions: Int, limits: Limits): Packed = {
     val sorted = items.sortBy(i => (i.file.toPath.toString, i.file.start)).toIndexedSeq
-    val prefix = sorted.scanLeft(0L)((acc, i) => acc + i.weight + openCost) // prefix(j): weight of the first j
+    val prefix = sorted.scanLeft(0L)((acc, i) => acc + i.weight + limits.openCostInBytes) // prefix(j): weight of the first j
     val total = prefix.last
     val cuts = new Array[Int](n + 1)
     cuts(n) = sorted.length

@@ -36,6 +36,8 @@ import lmspark.testutil.LmSparkSession
   * by the bytes lmspark reads: the property cases check that it regroups exactly the kept splits; a
   * scan reading 2 of 24 columns runs fewer tasks with the same rows, one reading them all keeps
   * Spark's partitions, and a scan with no filter packs only from footers the driver's cache holds.
+  * Under a packed scan, `input_file_*` values are vanilla's, and a corrupt page fails the query naming
+  * its file or, with `ignoreCorruptFiles`, is skipped with vanilla's rows.
   *
   * `LMSPARK_TEST_SEED` (default 20261127) changes every table and case; a failure prints the seed,
   * the table and the SQL. */
@@ -249,6 +251,45 @@ class SplitPruningSuite extends AnyFunSuite with LmSparkSession {
       val p = scanOf(df).splitPackingOutcome.get.fold(why => fail(why), identity)
       assert(df.queryExecution.executedPlan.execute().getNumPartitions == p.partitions.size)
       assert(scanOf(df).splitPruningOutcome.get.decision == "no filter lmspark prunes with")
+    }
+  }
+
+  test("packing: input_file_name() and the block's start and length of every row are vanilla's") {
+    val dir = wide("packing-input-file", 6) // more files than the partitions packing makes
+    val sql = s"SELECT c0, c5, input_file_name() AS f, input_file_block_start() AS b, " +
+      s"input_file_block_length() AS l FROM parquet.`$dir` WHERE c5 >= 0"
+    withConf("spark.sql.files.maxPartitionBytes" -> "64k") {
+      val df = spark.sql(sql)
+      assert(normalized(df.collect()) == expected(spark.sql(sql)))
+      val p = scanOf(df).splitPackingOutcome.get.fold(why => fail(why), identity)
+      assert(p.partitions.exists(_.files.map(_.toPath.toString).distinct.size > 1), p.decision) // a task reads several files
+    }
+  }
+
+  test("packing: a corrupt page in a packed split fails the query naming its file, or is skipped with ignoreCorruptFiles") {
+    val dir = wide("packing-corrupt", 4)
+    val bad = new File(dir).listFiles().filter(_.getName.endsWith(".parquet")).sortBy(_.getName).last
+    val meta = lmspark.testutil.MetadataSurgery.open(bad.toPath).meta(0, "c5")
+    val start = if (meta.isSetDictionary_page_offset) meta.getDictionary_page_offset else meta.getData_page_offset
+    val bytes = Files.readAllBytes(bad.toPath)
+    val page = lmspark.testutil.ChunkBytes.pages(
+      java.util.Arrays.copyOfRange(bytes, start.toInt, (start + meta.getTotal_compressed_size).toInt)).head
+    val garbage = math.min(64, page.header.compressed_page_size - 2)
+    java.util.Arrays.fill(bytes, start.toInt + page.dataStart + 2, start.toInt + page.dataStart + 2 + garbage, 0x55.toByte)
+    Files.write(bad.toPath, bytes) // the footer is intact: split pruning reads it and packing weighs the file
+    new File(bad.getParent, s".${bad.getName}.crc").delete() // the local file system's checksum of the old bytes
+    val sql = s"SELECT c0, c5 FROM parquet.`$dir` WHERE c5 >= 0"
+    Seq("true", "false").foreach { on =>
+      withConf(LmConf.SPLITS_PACKING.key -> on, "spark.sql.files.maxPartitionBytes" -> "64k") {
+        val e = intercept[Exception](spark.sql(sql).collect())
+        assert(Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).exists(_.getMessage.contains(bad.getName)), e)
+        withConf("spark.sql.files.ignoreCorruptFiles" -> "true") {
+          val df = spark.sql(sql)
+          val rows = normalized(df.collect())
+          assert(rows.nonEmpty && rows == expected(spark.sql(sql)))
+          assert(scanOf(df).splitPackingOutcome.exists(_.isRight) == (on == "true"), scanOf(df).splitPackingOutcome)
+        }
+      }
     }
   }
 
