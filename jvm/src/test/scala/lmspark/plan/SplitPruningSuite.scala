@@ -132,6 +132,19 @@ class SplitPruningSuite extends AnyFunSuite with LmSparkSession {
   private def expected(sql: => DataFrame): Seq[String] =
     withConf("spark.lmspark.enabled" -> "false", "spark.sql.parquet.filterPushdown" -> "false")(normalized(sql.collect()))
 
+  /** `sql` over a folder with a corrupt file `badFile`: the query fails with an error naming it, and
+    * with `ignoreCorruptFiles` its rows are vanilla's (and not none). Returns the query that skipped. */
+  private def failsNamingOrSkips(sql: String, badFile: String): DataFrame = {
+    val e = intercept[Exception](spark.sql(sql).collect())
+    assert(Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).exists(c => String.valueOf(c.getMessage).contains(badFile)), e)
+    withConf("spark.sql.files.ignoreCorruptFiles" -> "true") {
+      val df = spark.sql(sql)
+      val rows = normalized(df.collect())
+      assert(rows.nonEmpty && rows == expected(spark.sql(sql)))
+      df
+    }
+  }
+
   (0 until Tables).foreach { t =>
     test(s"table $t: rows equal vanilla's with split pruning on and off, and the splits dropped are the oracle's") {
       val r = new Random(seed * 7919L + t)
@@ -269,26 +282,17 @@ class SplitPruningSuite extends AnyFunSuite with LmSparkSession {
   test("packing: a corrupt page in a packed split fails the query naming its file, or is skipped with ignoreCorruptFiles") {
     val dir = wide("packing-corrupt", 4)
     val bad = new File(dir).listFiles().filter(_.getName.endsWith(".parquet")).sortBy(_.getName).last
-    val meta = lmspark.testutil.MetadataSurgery.open(bad.toPath).meta(0, "c5")
-    val start = if (meta.isSetDictionary_page_offset) meta.getDictionary_page_offset else meta.getData_page_offset
+    val (start, page) = lmspark.testutil.MetadataSurgery.open(bad.toPath).firstPage(0, "c5")
     val bytes = Files.readAllBytes(bad.toPath)
-    val page = lmspark.testutil.ChunkBytes.pages(
-      java.util.Arrays.copyOfRange(bytes, start.toInt, (start + meta.getTotal_compressed_size).toInt)).head
-    val garbage = math.min(64, page.header.compressed_page_size - 2)
-    java.util.Arrays.fill(bytes, start.toInt + page.dataStart + 2, start.toInt + page.dataStart + 2 + garbage, 0x55.toByte)
+    val from = start.toInt + page.dataStart + 2
+    java.util.Arrays.fill(bytes, from, from + math.min(64, page.header.compressed_page_size - 2), 0x55.toByte)
     Files.write(bad.toPath, bytes) // the footer is intact: split pruning reads it and packing weighs the file
     new File(bad.getParent, s".${bad.getName}.crc").delete() // the local file system's checksum of the old bytes
     val sql = s"SELECT c0, c5 FROM parquet.`$dir` WHERE c5 >= 0"
     Seq("true", "false").foreach { on =>
       withConf(LmConf.SPLITS_PACKING.key -> on, "spark.sql.files.maxPartitionBytes" -> "64k") {
-        val e = intercept[Exception](spark.sql(sql).collect())
-        assert(Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).exists(_.getMessage.contains(bad.getName)), e)
-        withConf("spark.sql.files.ignoreCorruptFiles" -> "true") {
-          val df = spark.sql(sql)
-          val rows = normalized(df.collect())
-          assert(rows.nonEmpty && rows == expected(spark.sql(sql)))
-          assert(scanOf(df).splitPackingOutcome.exists(_.isRight) == (on == "true"), scanOf(df).splitPackingOutcome)
-        }
+        val skipping = failsNamingOrSkips(sql, bad.getName)
+        assert(scanOf(skipping).splitPackingOutcome.exists(_.isRight) == (on == "true"), scanOf(skipping).splitPackingOutcome)
       }
     }
   }
@@ -355,11 +359,7 @@ class SplitPruningSuite extends AnyFunSuite with LmSparkSession {
     val sql = s"SELECT id, k FROM parquet.`${table.dir}` WHERE k >= 0"
     Seq("true", "false").foreach { on =>
       withConf(LmConf.PRUNING_SPLITS.key -> on, "spark.sql.files.maxPartitionBytes" -> "8k") {
-        val e = intercept[Exception](spark.sql(sql).collect())
-        assert(Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).exists(_.getMessage.contains(bad.getName)), e)
-        withConf("spark.sql.files.ignoreCorruptFiles" -> "true") {
-          assert(normalized(spark.sql(sql).collect()) == expected(spark.sql(sql)))
-        }
+        failsNamingOrSkips(sql, bad.getName)
       }
     }
   }

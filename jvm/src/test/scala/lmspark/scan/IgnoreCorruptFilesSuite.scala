@@ -9,7 +9,7 @@ import org.apache.spark.sql.functions._
 import org.scalatest.funsuite.AnyFunSuite
 
 import lmspark.plan.LmMetrics
-import lmspark.testutil.{ChunkBytes, LmSparkSession, MetadataSurgery}
+import lmspark.testutil.{LmSparkSession, MetadataSurgery}
 
 /**
  * `ignoreCorruptFiles` served by lmspark's own scan: with the flag on (as a session conf or a read
@@ -37,10 +37,7 @@ class IgnoreCorruptFilesSuite extends AnyFunSuite with LmSparkSession {
     val all = Files.readAllBytes(src)
     val footerLength = java.nio.ByteBuffer.wrap(all, all.length - 8, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt
     val footerStart = all.length - 8 - footerLength
-    val s = MetadataSurgery.open(src)
-    val first = s.meta(0, "id")
-    val start = if (first.isSetDictionary_page_offset) first.getDictionary_page_offset else first.getData_page_offset
-    val firstPage = ChunkBytes.pages(java.util.Arrays.copyOfRange(all, start.toInt, (start + first.getTotal_compressed_size).toInt)).head
+    val (start, firstPage) = MetadataSurgery.open(src).firstPage(0, "id")
     def patched(at: Long, bytes: Array[Byte]): Array[Byte] = {
       val b = all.clone()
       System.arraycopy(bytes, 0, b, at.toInt, bytes.length)

@@ -47,6 +47,14 @@ final class MetadataSurgery private (val source: Path, original: Array[Byte], va
 
   def meta(rg: Int, column: String): ColumnMetaData = chunk(rg, column).getMeta_data
 
+  /** The first page (dictionary or data) of a chunk, and the file offset its chunk starts at: the
+    * page's header is at `start + page.start` in the file, its data at `start + page.dataStart`. */
+  def firstPage(rg: Int, column: String): (Long, ChunkBytes.RawPage) = {
+    val m = meta(rg, column)
+    val start = if (m.isSetDictionary_page_offset) m.getDictionary_page_offset else m.getData_page_offset
+    (start, ChunkBytes.pages(java.util.Arrays.copyOfRange(original, start.toInt, (start + m.getTotal_compressed_size).toInt)).head)
+  }
+
   /** The chunk's statistics object (created empty when the chunk has none); edit it in place. */
   def statistics(rg: Int, column: String): Statistics = {
     val m = meta(rg, column)
