@@ -12,8 +12,8 @@ import lmspark.decode.{BinaryDictionary, Dictionary, DictionaryIdsReplay, Double
   * `decodeToBinary` for string, binary and wider decimals), so that lazy `getX` calls return
   * exactly what eager decoding writes.
   *
-  * Built at most once per chunk, by `VectorWriter.sparkDictionary`. Immutable: it shares the
-  * arrays of a lmspark [[Dictionary]] or owns converted copies. Ids reaching `decodeTo*` were
+  * Built at most once per chunk, by `VectorWriter.sparkDictionary`. Immutable: it reads a lmspark
+  * [[Dictionary]]'s entries where they stand or owns converted copies. Ids reaching `decodeTo*` were
   * checked against `size` when they were read (`DictionaryIdsDecoder.readIds`); `decodeToBinary`
   * returns one array per entry, shared by every call (as Spark's `ConstantColumnVector.getBinary`
   * does): Spark never mutates the values it reads. */
@@ -47,6 +47,26 @@ object SparkDictionary {
     override def decodeToDouble(id: Int): Double = values(id)
   }
 
+  /** The entries of a lmspark INT32 dictionary as they stand, read from its page bytes per call. */
+  final class IntsOf(d: IntDictionary) extends SparkDictionary(d.size) {
+    override def decodeToInt(id: Int): Int = d.value(id)
+  }
+
+  /** The entries of a lmspark INT64 dictionary as they stand. */
+  final class LongsOf(d: LongDictionary) extends SparkDictionary(d.size) {
+    override def decodeToLong(id: Int): Long = d.value(id)
+  }
+
+  /** The entries of a lmspark FLOAT dictionary as they stand. */
+  final class FloatsOf(d: FloatDictionary) extends SparkDictionary(d.size) {
+    override def decodeToFloat(id: Int): Float = d.value(id)
+  }
+
+  /** The entries of a lmspark DOUBLE dictionary as they stand. */
+  final class DoublesOf(d: DoubleDictionary) extends SparkDictionary(d.size) {
+    override def decodeToDouble(id: Int): Double = d.value(id)
+  }
+
   /** Entry `i` is `data[offsets(i), offsets(i + 1) - gap)`. */
   final class Binaries(val offsets: Array[Int], val data: Array[Byte], val gap: Int = 0)
       extends SparkDictionary(offsets.length - 1) {
@@ -64,27 +84,28 @@ object SparkDictionary {
     }
   }
 
-  /** The INT32 values of `d` unchanged, sharing its array; None if `d` holds another type. */
+  /** The INT32 values of `d` unchanged, read from its bytes (no entry is decoded before a row reads
+    * it); None if `d` holds another type. */
   def ints(d: Dictionary): Option[SparkDictionary] = d match {
-    case i: IntDictionary => Some(new Ints(i.values))
+    case i: IntDictionary => Some(new IntsOf(i))
     case _ => None
   }
 
   /** The INT64 values of `d` unchanged. */
   def longs(d: Dictionary): Option[SparkDictionary] = d match {
-    case l: LongDictionary => Some(new Longs(l.values))
+    case l: LongDictionary => Some(new LongsOf(l))
     case _ => None
   }
 
   /** The FLOAT values of `d` unchanged. */
   def floats(d: Dictionary): Option[SparkDictionary] = d match {
-    case f: FloatDictionary => Some(new Floats(f.values))
+    case f: FloatDictionary => Some(new FloatsOf(f))
     case _ => None
   }
 
   /** The DOUBLE values of `d` unchanged. */
   def doubles(d: Dictionary): Option[SparkDictionary] = d match {
-    case f: DoubleDictionary => Some(new Doubles(f.values))
+    case f: DoubleDictionary => Some(new DoublesOf(f))
     case _ => None
   }
 

@@ -118,7 +118,7 @@ object VectorWriter {
         val micros = new Array[Long](l.size)
         var i = 0
         while (i < l.size) {
-          val m = l.values(i)
+          val m = l.value(i)
           if (m > Long.MaxValue / 1000L || m < Long.MinValue / 1000L) return None
           micros(i) = m * 1000L
           if (failOnAncient && micros(i) < limit) return None

@@ -3,13 +3,13 @@ package lmspark.decode
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector
 
-/** A column chunk's dictionary, decoded once from its (PLAIN) dictionary page into primitive arrays
-  * (or offsets into the page's own bytes for binaries), so data pages can look values up by id.
-  * Immutable: a binary dictionary keeps the page's array instead of copying it, which is safe
-  * because no page array a [[lmspark.io.PageSource]] hands out is ever written again. Every
-  * `write*` checks each id against `size` and raises
-  * [[DecodeException]] when out of range. Kept independent of vectors' dictionary support so that a
-  * dictionary-preserving mode can hand these arrays to Spark later. */
+/** A column chunk's dictionary, over its (PLAIN) dictionary page's bytes, so data pages can look
+  * values up by id: fixed-width entries are read per id where they stand ([[FixedWidthDictionary]]),
+  * binaries through offsets into the page's bytes. Immutable: a dictionary keeps the page's array
+  * instead of copying it, which is safe because no page array a [[lmspark.io.PageSource]] hands out
+  * is ever written again. Every `write*` checks each id against `size` and raises
+  * [[DecodeException]] when out of range. Kept independent of vectors' dictionary support;
+  * `SparkDictionary` adapts it to Spark's. */
 abstract class Dictionary(val size: Int) {
 
   /** The bytes its value arrays take on the heap (what a cache charges for keeping it). */
@@ -33,47 +33,79 @@ abstract class Dictionary(val size: Int) {
     throw new UnsupportedOperationException(s"${getClass.getSimpleName} cannot produce $what values")
 }
 
+/** A dictionary of fixed-width numbers left in its PLAIN page's bytes: entry `id` is the `width`
+  * little-endian bytes at `offset + width * id` of `bytes`, read per id when a row looks it up, so a
+  * chunk whose rows use a few entries never decodes the rest (a selective scan reads a dictionary of
+  * 100,000 entries for a few dozen rows). `values` decodes every entry into an array, once and
+  * thread-safely (a cached dictionary is shared across tasks), for callers that need them all.
+  * Invariant: `bytes[offset, offset + width * size)` lies inside `bytes` (checked by
+  * [[Dictionary.decodePlain]]) and is never written again. */
+sealed abstract class FixedWidthDictionary(protected val bytes: Array[Byte], protected val offset: Int, n: Int,
+    width: Int) extends Dictionary(n) {
+  @volatile private[this] var decoded = false
+  /** Called by each subclass's `values` after decoding. */
+  protected final def markDecoded(): Unit = decoded = true
+  /** The page's array, and the decoded array once there is one. */
+  override def heapBytes: Long = bytes.length.toLong + (if (decoded) size.toLong * width else 0L)
+  /** `bytes[offset, offset + width * size)` as a little-endian buffer, for bulk copies into arrays. */
+  protected final def buffer: java.nio.ByteBuffer =
+    java.nio.ByteBuffer.wrap(bytes, offset, width * size).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+}
+
 /** INT32 dictionary. */
-final class IntDictionary(val values: Array[Int]) extends Dictionary(values.length) {
-  override def heapBytes: Long = values.length * 4L
+final class IntDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidthDictionary(page, at, n, 4) {
+  def this(values: Array[Int]) = this(Dictionary.encode(values.length, 4, (b, i) => b.putInt(values(i))), 0, values.length)
+  /** Entry `id`, which the caller checked against `size`. */
+  @inline def value(id: Int): Int = LittleEndian.int32(bytes, offset + (id << 2))
+  lazy val values: Array[Int] = { val a = new Array[Int](size); buffer.asIntBuffer().get(a); markDecoded(); a }
   override def writeInts(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
-    while (i < n) { v.putInt(rowId + i, values(check(ids(i)))); i += 1 }
+    while (i < n) { v.putInt(rowId + i, value(check(ids(i)))); i += 1 }
   }
   override def writeIntArray(ids: Array[Int], n: Int, dst: Array[Int], dstOff: Int): Unit = {
     var i = 0
-    while (i < n) { dst(dstOff + i) = values(check(ids(i))); i += 1 }
+    while (i < n) { dst(dstOff + i) = value(check(ids(i))); i += 1 }
   }
 }
 
 /** INT64 dictionary. */
-final class LongDictionary(val values: Array[Long]) extends Dictionary(values.length) {
-  override def heapBytes: Long = values.length * 8L
+final class LongDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidthDictionary(page, at, n, 8) {
+  def this(values: Array[Long]) = this(Dictionary.encode(values.length, 8, (b, i) => b.putLong(values(i))), 0, values.length)
+  /** Entry `id`, which the caller checked against `size`. */
+  @inline def value(id: Int): Long = LittleEndian.int64(bytes, offset + (id << 3))
+  lazy val values: Array[Long] = { val a = new Array[Long](size); buffer.asLongBuffer().get(a); markDecoded(); a }
   override def writeLongs(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
-    while (i < n) { v.putLong(rowId + i, values(check(ids(i)))); i += 1 }
+    while (i < n) { v.putLong(rowId + i, value(check(ids(i)))); i += 1 }
   }
   override def writeLongArray(ids: Array[Int], n: Int, dst: Array[Long], dstOff: Int): Unit = {
     var i = 0
-    while (i < n) { dst(dstOff + i) = values(check(ids(i))); i += 1 }
+    while (i < n) { dst(dstOff + i) = value(check(ids(i))); i += 1 }
   }
 }
 
 /** FLOAT dictionary. */
-final class FloatDictionary(val values: Array[Float]) extends Dictionary(values.length) {
-  override def heapBytes: Long = values.length * 4L
+final class FloatDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidthDictionary(page, at, n, 4) {
+  def this(values: Array[Float]) = this(Dictionary.encode(values.length, 4, (b, i) => b.putFloat(values(i))), 0, values.length)
+  /** Entry `id`, which the caller checked against `size`. */
+  @inline def value(id: Int): Float = java.lang.Float.intBitsToFloat(LittleEndian.int32(bytes, offset + (id << 2)))
+  lazy val values: Array[Float] = { val a = new Array[Float](size); buffer.asFloatBuffer().get(a); markDecoded(); a }
   override def writeFloats(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
-    while (i < n) { v.putFloat(rowId + i, values(check(ids(i)))); i += 1 }
+    while (i < n) { v.putFloat(rowId + i, value(check(ids(i)))); i += 1 }
   }
 }
 
 /** DOUBLE dictionary. */
-final class DoubleDictionary(val values: Array[Double]) extends Dictionary(values.length) {
-  override def heapBytes: Long = values.length * 8L
+final class DoubleDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidthDictionary(page, at, n, 8) {
+  def this(values: Array[Double]) =
+    this(Dictionary.encode(values.length, 8, (b, i) => b.putDouble(values(i))), 0, values.length)
+  /** Entry `id`, which the caller checked against `size`. */
+  @inline def value(id: Int): Double = java.lang.Double.longBitsToDouble(LittleEndian.int64(bytes, offset + (id << 3)))
+  lazy val values: Array[Double] = { val a = new Array[Double](size); buffer.asDoubleBuffer().get(a); markDecoded(); a }
   override def writeDoubles(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
-    while (i < n) { v.putDouble(rowId + i, values(check(ids(i)))); i += 1 }
+    while (i < n) { v.putDouble(rowId + i, value(check(ids(i)))); i += 1 }
   }
 }
 
@@ -105,12 +137,17 @@ final class BinaryDictionary(val offsets: Array[Int], val data: Array[Byte], val
 
 object Dictionary {
 
-  /** `bytes[offset, offset + length)` as a little-endian buffer, for bulk copies into typed arrays. */
-  private def littleEndian(bytes: Array[Byte], offset: Int, length: Int): java.nio.ByteBuffer =
-    java.nio.ByteBuffer.wrap(bytes, offset, length).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+  /** `n` values of `width` bytes each, written little-endian by `put(buffer, i)` for value `i`: a
+    * dictionary page's PLAIN bytes (for dictionaries built from arrays). */
+  private[decode] def encode(n: Int, width: Int, put: (java.nio.ByteBuffer, Int) => Unit): Array[Byte] = {
+    val b = java.nio.ByteBuffer.allocate(n * width).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+    var i = 0
+    while (i < n) { put(b, i); i += 1 }
+    b.array()
+  }
 
   /** Decodes `numValues` PLAIN values of `physicalType` (INT96 as 12-byte fixed-length values) from
-    * `bytes[offset, offset + length)` (which a binary dictionary keeps: never to be written again). */
+    * `bytes[offset, offset + length)` (which the dictionary keeps: never to be written again). */
   def decodePlain(
       physicalType: PrimitiveTypeName,
       typeLengthOrZero: Int,
@@ -124,26 +161,10 @@ object Dictionary {
         throw new DecodeException(s"dictionary page of $length bytes is too short for $numValues values of " +
           s"$width bytes")
     physicalType match {
-      case PrimitiveTypeName.INT32 =>
-        needFixed(4)
-        val a = new Array[Int](numValues)
-        littleEndian(bytes, offset, numValues * 4).asIntBuffer().get(a)
-        new IntDictionary(a)
-      case PrimitiveTypeName.INT64 =>
-        needFixed(8)
-        val a = new Array[Long](numValues)
-        littleEndian(bytes, offset, numValues * 8).asLongBuffer().get(a)
-        new LongDictionary(a)
-      case PrimitiveTypeName.FLOAT =>
-        needFixed(4)
-        val a = new Array[Float](numValues)
-        littleEndian(bytes, offset, numValues * 4).asFloatBuffer().get(a)
-        new FloatDictionary(a)
-      case PrimitiveTypeName.DOUBLE =>
-        needFixed(8)
-        val a = new Array[Double](numValues)
-        littleEndian(bytes, offset, numValues * 8).asDoubleBuffer().get(a)
-        new DoubleDictionary(a)
+      case PrimitiveTypeName.INT32 => needFixed(4); new IntDictionary(bytes, offset, numValues)
+      case PrimitiveTypeName.INT64 => needFixed(8); new LongDictionary(bytes, offset, numValues)
+      case PrimitiveTypeName.FLOAT => needFixed(4); new FloatDictionary(bytes, offset, numValues)
+      case PrimitiveTypeName.DOUBLE => needFixed(8); new DoubleDictionary(bytes, offset, numValues)
       case PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY | PrimitiveTypeName.INT96 =>
         val typeLength = if (physicalType == PrimitiveTypeName.INT96) 12 else typeLengthOrZero
         if (typeLength <= 0) throw new DecodeException(s"fixed-length values of invalid length $typeLength")
