@@ -71,50 +71,40 @@ class FixedWidthDictionarySuite extends AnyFunSuite {
       val k = if (n == 0) 0 else r.nextInt(2 * n + 1)
       val ids = Array.fill(k)(r.nextInt(math.max(n, 1)))
       val v = new OnHeapColumnVector(math.max(k, 1), sparkType(t))
-      val spark = (d match {
-        case i: IntDictionary => SparkDictionary.ints(i)
-        case l: LongDictionary => SparkDictionary.longs(l)
-        case f: FloatDictionary => SparkDictionary.floats(f)
-        case x: DoubleDictionary => SparkDictionary.doubles(x)
-      }).get
-      d match {
+      // Each value as its raw bits: from the vector, Spark's view, the decoded array and parquet-java.
+      val (fromVector, fromSpark, decoded, expected) = d match {
         case i: IntDictionary =>
           i.writeInts(ids, k, v, 0)
           val a = new Array[Int](k + 1); i.writeIntArray(ids, k, a, 1)
-          for (j <- 0 until k) {
-            assert(v.getInt(j) == want.decodeToInt(ids(j)) && a(j + 1) == want.decodeToInt(ids(j)))
-            assert(spark.decodeToInt(ids(j)) == want.decodeToInt(ids(j)))
-          }
-          assert(i.heapBytes == bytes.length, "lookups decoded the dictionary")
-          assert(i.values.toSeq == (0 until n).map(want.decodeToInt))
+          assert((0 until k).forall(j => a(j + 1) == v.getInt(j)), "array and vector lookups differ")
+          val s = SparkDictionary.ints(i).get
+          ((j: Int) => v.getInt(j).toLong, (id: Int) => s.decodeToInt(id).toLong, () => i.values.toSeq.map(_.toLong),
+            (id: Int) => want.decodeToInt(id).toLong)
         case l: LongDictionary =>
           l.writeLongs(ids, k, v, 0)
           val a = new Array[Long](k + 1); l.writeLongArray(ids, k, a, 1)
-          for (j <- 0 until k) {
-            assert(v.getLong(j) == want.decodeToLong(ids(j)) && a(j + 1) == want.decodeToLong(ids(j)))
-            assert(spark.decodeToLong(ids(j)) == want.decodeToLong(ids(j)))
-          }
-          assert(l.heapBytes == bytes.length, "lookups decoded the dictionary")
-          assert(l.values.toSeq == (0 until n).map(want.decodeToLong))
+          assert((0 until k).forall(j => a(j + 1) == v.getLong(j)), "array and vector lookups differ")
+          val s = SparkDictionary.longs(l).get
+          ((j: Int) => v.getLong(j), (id: Int) => s.decodeToLong(id), () => l.values.toSeq, (id: Int) => want.decodeToLong(id))
         case f: FloatDictionary =>
           f.writeFloats(ids, k, v, 0)
-          val bits = (x: Float) => java.lang.Float.floatToRawIntBits(x)
-          for (j <- 0 until k) {
-            assert(bits(v.getFloat(j)) == bits(want.decodeToFloat(ids(j))))
-            assert(bits(spark.decodeToFloat(ids(j))) == bits(want.decodeToFloat(ids(j))))
-          }
-          assert(f.heapBytes == bytes.length, "lookups decoded the dictionary")
-          assert(f.values.toSeq.map(bits) == (0 until n).map(i => bits(want.decodeToFloat(i))))
+          val s = SparkDictionary.floats(f).get
+          val bits = (x: Float) => java.lang.Float.floatToRawIntBits(x).toLong
+          ((j: Int) => bits(v.getFloat(j)), (id: Int) => bits(s.decodeToFloat(id)), () => f.values.toSeq.map(bits),
+            (id: Int) => bits(want.decodeToFloat(id)))
         case x: DoubleDictionary =>
           x.writeDoubles(ids, k, v, 0)
+          val s = SparkDictionary.doubles(x).get
           val bits = (y: Double) => java.lang.Double.doubleToRawLongBits(y)
-          for (j <- 0 until k) {
-            assert(bits(v.getDouble(j)) == bits(want.decodeToDouble(ids(j))))
-            assert(bits(spark.decodeToDouble(ids(j))) == bits(want.decodeToDouble(ids(j))))
-          }
-          assert(x.heapBytes == bytes.length, "lookups decoded the dictionary")
-          assert(x.values.toSeq.map(bits) == (0 until n).map(i => bits(want.decodeToDouble(i))))
+          ((j: Int) => bits(v.getDouble(j)), (id: Int) => bits(s.decodeToDouble(id)), () => x.values.toSeq.map(bits),
+            (id: Int) => bits(want.decodeToDouble(id)))
       }
+      for (j <- 0 until k) {
+        assert(fromVector(j) == expected(ids(j)), s"row $j, id ${ids(j)}")
+        assert(fromSpark(ids(j)) == expected(ids(j)), s"Spark's view, id ${ids(j)}")
+      }
+      assert(d.heapBytes == bytes.length, "lookups decoded the dictionary")
+      assert(decoded() == (0 until n).map(expected))
       val width = if (t == PrimitiveTypeName.INT32 || t == PrimitiveTypeName.FLOAT) 4 else 8
       assert(d.heapBytes == bytes.length + n.toLong * width, "the decoded array is charged once asked for")
       v.close()
