@@ -77,7 +77,8 @@ object VectorWriter {
     }
     /** Kept only when no entry is ancient: an ancient entry must fail only the rows that read it. */
     override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = d match {
-      case i: IntDictionary if !i.values.exists(_ < SparkRebase.lastSwitchJulianDay) => SparkDictionary.ints(d)
+      case i: IntDictionary if (0 until i.size).forall(i.value(_) >= SparkRebase.lastSwitchJulianDay) =>
+        SparkDictionary.ints(d)
       case _ => None
     }
   }
@@ -92,7 +93,8 @@ object VectorWriter {
     }
     /** Kept only when no entry is ancient. */
     override def sparkDictionary(d: Dictionary): Option[SparkDictionary] = d match {
-      case l: LongDictionary if !l.values.exists(_ < SparkRebase.lastSwitchJulianTs) => SparkDictionary.longs(d)
+      case l: LongDictionary if (0 until l.size).forall(l.value(_) >= SparkRebase.lastSwitchJulianTs) =>
+        SparkDictionary.longs(d)
       case _ => None
     }
   }

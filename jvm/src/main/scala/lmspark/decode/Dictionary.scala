@@ -36,28 +36,18 @@ abstract class Dictionary(val size: Int) {
 /** A dictionary of fixed-width numbers left in its PLAIN page's bytes: entry `id` is the `width`
   * little-endian bytes at `offset + width * id` of `bytes`, read per id when a row looks it up, so a
   * chunk whose rows use a few entries never decodes the rest (a selective scan reads a dictionary of
-  * 100,000 entries for a few dozen rows). `values` decodes every entry into an array, once and
-  * thread-safely (a cached dictionary is shared across tasks), for callers that need them all.
-  * Invariant: `bytes[offset, offset + width * size)` lies inside `bytes` (checked by
-  * [[Dictionary.decodePlain]]) and is never written again. */
-sealed abstract class FixedWidthDictionary(protected val bytes: Array[Byte], protected val offset: Int, n: Int,
-    width: Int) extends Dictionary(n) {
-  @volatile private[this] var decoded = false
-  /** Called by each subclass's `values` after decoding. */
-  protected final def markDecoded(): Unit = decoded = true
-  /** The page's array, and the decoded array once there is one. */
-  override def heapBytes: Long = bytes.length.toLong + (if (decoded) size.toLong * width else 0L)
-  /** `bytes[offset, offset + width * size)` as a little-endian buffer, for bulk copies into arrays. */
-  protected final def buffer: java.nio.ByteBuffer =
-    java.nio.ByteBuffer.wrap(bytes, offset, width * size).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+  * 100,000 entries for a few dozen rows). Nothing is ever decoded into a second array, so the heap
+  * it holds is the page's array alone. Invariant: `bytes[offset, offset + width * size)` lies inside
+  * `bytes` (checked by [[Dictionary.decodePlain]]) and is never written again. */
+sealed abstract class FixedWidthDictionary(protected val bytes: Array[Byte], protected val offset: Int, n: Int)
+    extends Dictionary(n) {
+  override def heapBytes: Long = bytes.length.toLong
 }
 
 /** INT32 dictionary. */
-final class IntDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidthDictionary(page, at, n, 4) {
-  def this(values: Array[Int]) = this(Dictionary.encode(values.length, 4, (b, i) => b.putInt(values(i))), 0, values.length)
+final class IntDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidthDictionary(page, at, n) {
   /** Entry `id`, which the caller checked against `size`. */
   @inline def value(id: Int): Int = LittleEndian.int32(bytes, offset + (id << 2))
-  lazy val values: Array[Int] = { val a = new Array[Int](size); buffer.asIntBuffer().get(a); markDecoded(); a }
   override def writeInts(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
     while (i < n) { v.putInt(rowId + i, value(check(ids(i)))); i += 1 }
@@ -69,11 +59,9 @@ final class IntDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidth
 }
 
 /** INT64 dictionary. */
-final class LongDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidthDictionary(page, at, n, 8) {
-  def this(values: Array[Long]) = this(Dictionary.encode(values.length, 8, (b, i) => b.putLong(values(i))), 0, values.length)
+final class LongDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidthDictionary(page, at, n) {
   /** Entry `id`, which the caller checked against `size`. */
   @inline def value(id: Int): Long = LittleEndian.int64(bytes, offset + (id << 3))
-  lazy val values: Array[Long] = { val a = new Array[Long](size); buffer.asLongBuffer().get(a); markDecoded(); a }
   override def writeLongs(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
     while (i < n) { v.putLong(rowId + i, value(check(ids(i)))); i += 1 }
@@ -85,11 +73,9 @@ final class LongDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidt
 }
 
 /** FLOAT dictionary. */
-final class FloatDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidthDictionary(page, at, n, 4) {
-  def this(values: Array[Float]) = this(Dictionary.encode(values.length, 4, (b, i) => b.putFloat(values(i))), 0, values.length)
+final class FloatDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidthDictionary(page, at, n) {
   /** Entry `id`, which the caller checked against `size`. */
   @inline def value(id: Int): Float = java.lang.Float.intBitsToFloat(LittleEndian.int32(bytes, offset + (id << 2)))
-  lazy val values: Array[Float] = { val a = new Array[Float](size); buffer.asFloatBuffer().get(a); markDecoded(); a }
   override def writeFloats(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
     while (i < n) { v.putFloat(rowId + i, value(check(ids(i)))); i += 1 }
@@ -97,12 +83,9 @@ final class FloatDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWid
 }
 
 /** DOUBLE dictionary. */
-final class DoubleDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidthDictionary(page, at, n, 8) {
-  def this(values: Array[Double]) =
-    this(Dictionary.encode(values.length, 8, (b, i) => b.putDouble(values(i))), 0, values.length)
+final class DoubleDictionary(page: Array[Byte], at: Int, n: Int) extends FixedWidthDictionary(page, at, n) {
   /** Entry `id`, which the caller checked against `size`. */
   @inline def value(id: Int): Double = java.lang.Double.longBitsToDouble(LittleEndian.int64(bytes, offset + (id << 3)))
-  lazy val values: Array[Double] = { val a = new Array[Double](size); buffer.asDoubleBuffer().get(a); markDecoded(); a }
   override def writeDoubles(ids: Array[Int], n: Int, v: WritableColumnVector, rowId: Int): Unit = {
     var i = 0
     while (i < n) { v.putDouble(rowId + i, value(check(ids(i)))); i += 1 }
@@ -136,15 +119,6 @@ final class BinaryDictionary(val offsets: Array[Int], val data: Array[Byte], val
 }
 
 object Dictionary {
-
-  /** `n` values of `width` bytes each, written little-endian by `put(buffer, i)` for value `i`: a
-    * dictionary page's PLAIN bytes (for dictionaries built from arrays). */
-  private[decode] def encode(n: Int, width: Int, put: (java.nio.ByteBuffer, Int) => Unit): Array[Byte] = {
-    val b = java.nio.ByteBuffer.allocate(n * width).order(java.nio.ByteOrder.LITTLE_ENDIAN)
-    var i = 0
-    while (i < n) { put(b, i); i += 1 }
-    b.array()
-  }
 
   /** Decodes `numValues` PLAIN values of `physicalType` (INT96 as 12-byte fixed-length values) from
     * `bytes[offset, offset + length)` (which the dictionary keeps: never to be written again). */

@@ -54,8 +54,8 @@ class ChunkDictionarySuite extends AnyFunSuite {
   }
 
   private def entries(d: Dictionary): Seq[Any] = d match {
-    case i: IntDictionary => i.values.toSeq
-    case l: LongDictionary => l.values.toSeq
+    case i: IntDictionary => Dictionaries.entries(i)
+    case l: LongDictionary => Dictionaries.entries(l)
     case b: BinaryDictionary => (0 until b.size).map(k => TestTypes.bytes(b.data.slice(b.offsets(k), b.end(k))))
     case other => fail(s"unexpected $other")
   }

@@ -7,7 +7,7 @@ import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 
 import lmspark.decode._
-import lmspark.testutil.TestTypes
+import lmspark.testutil.{Dictionaries, TestTypes}
 
 /** Property tests of `VectorWriter.sparkDictionary` against the writers' own eager output, over
   * seeded random dictionaries with edge entries (ints beyond byte/short range, millis that
@@ -19,9 +19,9 @@ import lmspark.testutil.TestTypes
 class SparkDictionarySuite extends AnyFunSuite {
 
   private def ints(r: Random, n: Int, special: Seq[Int]): Dictionary =
-    new IntDictionary(Array.fill(n)(if (r.nextInt(4) == 0) special(r.nextInt(special.size)) else r.nextInt()))
+    Dictionaries.ints(Array.fill(n)(if (r.nextInt(4) == 0) special(r.nextInt(special.size)) else r.nextInt()))
   private def longs(r: Random, n: Int, special: Seq[Long], gen: => Long): Dictionary =
-    new LongDictionary(Array.fill(n)(if (r.nextInt(4) == 0) special(r.nextInt(special.size)) else gen))
+    Dictionaries.longs(Array.fill(n)(if (r.nextInt(4) == 0) special(r.nextInt(special.size)) else gen))
   /** Random big-endian byte strings; `signByte`: the first byte is always 0 or -1 (keeps 16-byte
     * values within DECIMAL(38)), otherwise only sometimes (redundant sign bytes). */
   private def binaries(r: Random, n: Int, maxLen: Int, fixed: Boolean, signByte: Boolean = false): Dictionary = {
@@ -43,15 +43,15 @@ class SparkDictionarySuite extends AnyFunSuite {
     ("Ints", () => VectorWriter.Ints, IntegerType, (r, n) => ints(r, n, Seq(Int.MinValue, Int.MaxValue))),
     ("Longs", () => VectorWriter.Longs, LongType, (r, n) => longs(r, n, Seq(Long.MinValue, Long.MaxValue), r.nextLong())),
     ("Floats", () => VectorWriter.Floats, FloatType,
-      (r, n) => new FloatDictionary(Array.fill(n)(if (r.nextInt(5) == 0) Float.NaN else r.nextFloat() - 0.5f))),
+      (r, n) => Dictionaries.floats(Array.fill(n)(if (r.nextInt(5) == 0) Float.NaN else r.nextFloat() - 0.5f))),
     ("Doubles", () => VectorWriter.Doubles, DoubleType,
-      (r, n) => new DoubleDictionary(Array.fill(n)(if (r.nextInt(5) == 0) -0.0 else r.nextGaussian()))),
+      (r, n) => Dictionaries.doubles(Array.fill(n)(if (r.nextInt(5) == 0) -0.0 else r.nextGaussian()))),
     ("Binaries", () => VectorWriter.Binaries, BinaryType, (r, n) => binaries(r, n, 12, fixed = false)),
     ("Binaries as strings", () => VectorWriter.Binaries, StringType, (r, n) => binaries(r, n, 12, fixed = false)),
     ("Bytes", () => new VectorWriter.Bytes, ByteType, (r, n) => ints(r, n, Seq(-129, 128, 300, -1000, 127, -128))),
     ("Shorts", () => new VectorWriter.Shorts, ShortType, (r, n) => ints(r, n, Seq(-32769, 32768, 100000, 32767))),
     ("DatesFailOnAncient", () => VectorWriter.DatesFailOnAncient, DateType,
-      (r, n) => new IntDictionary(Array.fill(n)(day - 3 + r.nextInt(2000)))),
+      (r, n) => Dictionaries.ints(Array.fill(n)(day - 3 + r.nextInt(2000)))),
     ("MicrosFailOnAncient", () => VectorWriter.MicrosFailOnAncient, TimestampType,
       (r, n) => longs(r, n, Seq(ts - 1, ts, Long.MinValue), ts + (r.nextLong() % 100000000000000L).abs - 1000)),
     ("MillisAsMicros", () => new VectorWriter.MillisAsMicros(false), TimestampType,
@@ -80,13 +80,13 @@ class SparkDictionarySuite extends AnyFunSuite {
     ("UnsignedLongsAsDecimals", () => new ConvertingWriters.UnsignedLongsAsDecimals, DecimalType(20, 0),
       (r, n) => longs(r, n, Seq(Long.MinValue, -1L, 0L, 255L, 128L), r.nextLong())),
     ("FloatsAsDoubles", () => new ConvertingWriters.FloatsAsDoubles, DoubleType,
-      (r, n) => new FloatDictionary(Array.fill(n)(if (r.nextInt(5) == 0) Float.NaN else r.nextFloat() - 0.5f))),
+      (r, n) => Dictionaries.floats(Array.fill(n)(if (r.nextInt(5) == 0) Float.NaN else r.nextFloat() - 0.5f))),
     ("DatesRebased", () => new ConvertingWriters.DatesRebased, DateType,
-      (r, n) => new IntDictionary(Array.fill(n)(day - 200000 + r.nextInt(400000)))),
+      (r, n) => Dictionaries.ints(Array.fill(n)(day - 200000 + r.nextInt(400000)))),
     ("DatesAsTimestampNtz failing on ancient", () => new ConvertingWriters.DatesAsTimestampNtz(RebaseCheck.FailOnAncient),
-      TimestampNTZType, (r, n) => new IntDictionary(Array.fill(n)(day - 3 + r.nextInt(2000)))),
+      TimestampNTZType, (r, n) => Dictionaries.ints(Array.fill(n)(day - 3 + r.nextInt(2000)))),
     ("DatesAsTimestampNtz legacy", () => new ConvertingWriters.DatesAsTimestampNtz(RebaseCheck.Legacy("UTC")),
-      TimestampNTZType, (r, n) => new IntDictionary(Array.fill(n)(day - 20000 + r.nextInt(40000)))),
+      TimestampNTZType, (r, n) => Dictionaries.ints(Array.fill(n)(day - 20000 + r.nextInt(40000)))),
     ("TimestampsRebased millis", () => new ConvertingWriters.TimestampsRebased(true, "America/Los_Angeles"),
       TimestampType, (r, n) => longs(r, n, Seq(Long.MaxValue, Math.floorDiv(ts, 1000L) - 1),
         r.nextLong() % 100000000000000L)),

@@ -11,8 +11,9 @@ import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.spark.sql.types.LongType
 
 import lmspark.column.VectorWriter
-import lmspark.decode.{DictionaryIdsDecoder, LongDictionary, PlainFixedWidthDecoder, ValuesDecoder}
+import lmspark.decode.{DictionaryIdsDecoder, PlainFixedWidthDecoder, ValuesDecoder}
 import lmspark.selection._
+import lmspark.testutil.Dictionaries
 
 /** Where run-length selectors stop paying and masks start: the data behind the default of
   * `spark.lmspark.selection.threshold`. Run with `make bench-selection`; writes `results.csv`,
@@ -110,7 +111,7 @@ object SelectionBench {
     val enc = new RunLengthBitPackingHybridEncoder(10, 1 << 16, 1 << 24, new HeapByteBufferAllocator)
     ids.foreach(enc.writeInt)
     val bytes = 10.toByte +: enc.toBytes.toByteArray
-    new Page("int64_dict", ids.map(dict(_)), bytes, () => new DictionaryIdsDecoder(new LongDictionary(dict)))
+    new Page("int64_dict", ids.map(dict(_)), bytes, () => new DictionaryIdsDecoder(Dictionaries.longs(dict)))
   }
 
   val BatchSize = 4096
