@@ -276,6 +276,18 @@ object RandomPredicates {
 
   private val timestampFormat = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSSSSS")
 
+  private def microsToLocal(micros: Long): LocalDateTime = LocalDateTime.ofEpochSecond(
+    Math.floorDiv(micros, 1000000L), (Math.floorMod(micros, 1000000L) * 1000L).toInt, ZoneOffset.UTC)
+
+  /** The range of timestamps Spark holds (microseconds since the epoch in a long). */
+  private val (firstTimestamp, lastTimestamp) = (microsToLocal(Long.MinValue), microsToLocal(Long.MaxValue))
+
+  /** `t`, or the nearest timestamp Spark holds when `t` lies outside them (a literal picked beside a
+    * column's extreme value may): Spark's parser rejects such a literal. The literal is then another
+    * value, which the case's reference evaluates as well: a random predicate either way. */
+  private def parseable(t: LocalDateTime): LocalDateTime =
+    if (t.isBefore(firstTimestamp)) firstTimestamp else if (t.isAfter(lastTimestamp)) lastTimestamp else t
+
   /** A SQL literal of type `dt` for the external value `v` (NULL for null). */
   def literal(dt: DataType, v: Any): String = (dt, v) match {
     case (_, null) => "NULL"
@@ -289,8 +301,8 @@ object RandomPredicates {
     case (StringType, s: String) => quote(s)
     case (BinaryType, b: Array[Byte]) => b.map("%02X".format(_)).mkString("X'", "", "'")
     case (DateType, d: LocalDate) => s"DATE'$d'"
-    case (TimestampType, i: Instant) => s"TIMESTAMP'${timestampFormat.format(LocalDateTime.ofInstant(i, ZoneOffset.UTC))}'"
-    case (TimestampNTZType, t: LocalDateTime) => s"TIMESTAMP_NTZ'${timestampFormat.format(t)}'"
+    case (TimestampType, i: Instant) => s"TIMESTAMP'${timestampFormat.format(parseable(LocalDateTime.ofInstant(i, ZoneOffset.UTC)))}'"
+    case (TimestampNTZType, t: LocalDateTime) => s"TIMESTAMP_NTZ'${timestampFormat.format(parseable(t))}'"
     case (BooleanType, b) => s"$b"
     case _ => throw new IllegalArgumentException(s"no literal for $v of $dt")
   }
