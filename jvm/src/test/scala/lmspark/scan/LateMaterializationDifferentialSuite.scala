@@ -159,7 +159,8 @@ class LateMaterializationDifferentialSuite extends AnyFunSuite with LmSparkSessi
     Iterator.iterate(e)(_.getCause).takeWhile(_ != null).toSeq.last
 
   /** The same error: the same class with the same message. */
-  private def sameError(a: Throwable, b: Throwable): Boolean = a.getClass == b.getClass && a.getMessage == b.getMessage
+  private def sameError(a: Throwable, b: Throwable): Boolean =
+    a.getClass == b.getClass && a.getMessage == b.getMessage
 
   // ---- bookkeeping ----
 
@@ -335,7 +336,8 @@ class LateMaterializationDifferentialSuite extends AnyFunSuite with LmSparkSessi
       println(f"LateMaterializationDifferentialSuite: seed $seed, ${distinctCases.size} distinct cases in $filesDone files, " +
         f"process CPU time $cpu (test thread ${driverCpuNanos / 1e9}%.1f s), " +
         s"$lmQueries lmspark queries; ${times.summary}; local-relation reference " +
-        s"disagreements with vanilla reading the file: $referenceDisagreements; errors raised by vanilla reading the file too: $errorsSharedWithVanilla; files the vectorized vanilla reader " +
+        s"disagreements with vanilla reading the file: $referenceDisagreements; errors raised by vanilla reading " +
+        s"the file too: $errorsSharedWithVanilla; files the vectorized vanilla reader " +
         s"could not read right: $vanillaReaderProblems")
       if (pipelineTotals.nonEmpty)
         println(s"LateMaterializationDifferentialSuite pipeline metrics (summed): " +
