@@ -1382,11 +1382,8 @@ def _per_case(run, n: int) -> list[Counter]:
     return out
 
 
-#: Where an executed AQE plan's string starts its initial plan (after the final one).
-AQE_INITIAL_PLAN = "== Initial Plan =="
-
-
-_TOP_INITIAL_PLAN = re.compile(r"^\+- " + re.escape(AQE_INITIAL_PLAN) + r"\s*$", re.M)
+#: Where an executed AQE plan's string starts its top-level initial plan (after the final one).
+_TOP_INITIAL_PLAN = re.compile(r"^\+- == Initial Plan ==\s*$", re.M)
 
 
 def _never_run(ref_plan: str) -> bool:
@@ -1410,6 +1407,7 @@ def lm_problems(run, ref_plan: str, in_filter: tuple[str, ...], where: str) -> l
     problems = []
     n_scans = ref_plan.count(SPARK_NODE)
     plan = run.plan
+    scans = _comparable(plan, ref_plan)
     if n_scans == 0:
         return problems  # the optimizer removed the scans
     if _require_lm():
@@ -1422,7 +1420,7 @@ def lm_problems(run, ref_plan: str, in_filter: tuple[str, ...], where: str) -> l
                 assert_lm_read_everything(run)
             if _never_run(ref_plan):
                 assert SPARK_NODE not in plan, f"Spark's scan in lmspark's plan:\n{plan}"
-            lm_count = _comparable(plan, ref_plan).count(LM_NODE)
+            lm_count = scans.count(LM_NODE)
             assert lm_count == n_scans, (
                 f"{lm_count} LmParquetScan for the reference's {n_scans} scans:\n{plan}")
         except AssertionError as e:
@@ -1430,8 +1428,7 @@ def lm_problems(run, ref_plan: str, in_filter: tuple[str, ...], where: str) -> l
             problems.append(f"{where}\n  lmspark did not read everything itself ({lm_status(plan)}; "
                             f"reasons {reasons[:4]}; metrics {run.metrics}):\n  {str(e)[:600]}")
     else:
-        declined = len(fallback_reasons(_comparable(plan, ref_plan)))
-        if _comparable(plan, ref_plan).count(LM_NODE) + declined != n_scans:
+        if scans.count(LM_NODE) + len(fallback_reasons(scans)) != n_scans:
             problems.append(f"{where}\n  a scan neither served by lmspark nor declined with a reason:\n{plan}")
     for m in _PRUNING_RE.finditer(plan):
         bad = _ELEMENT_RE.search(m.group(1))
