@@ -96,9 +96,13 @@ PAGE_INDEX_ENABLED = "spark.lmspark.pageIndex.enabled"
 #: Default: true.
 LATE_MATERIALIZATION_ENABLED = "spark.lmspark.lateMaterialization.enabled"
 
-#: Late materialization for `ORDER BY ... LIMIT k` over a scan (Spark's `TakeOrderedAndProject`, with at most column projections, `_metadata` fields and a Delta table's deleted-row filter between): each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's row order, then reads every other column only for the k rows it kept, fetching only the pages that hold one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have left after its per-task top-k, ties included. When the first sort key is a column with statistics (spark.lmspark.pruning.statistics.enabled) and the table is on local disk or HDFS, the ranking leaves unread the row groups whose statistics prove that all their rows sort after the k-th row: where the statistics alone prove that reading the row groups promising the best rows first leaves some unread, it reads them in that order (and ranks again in Spark's order when ties would make the result depend on the order rows come in); otherwise it ranks in Spark's order, leaving those whose rows Spark's top-k would not keep when they come. EXPLAIN shows `LmTopK`.
+#: Late materialization for `ORDER BY ... LIMIT k` over a scan (Spark's `TakeOrderedAndProject`, with at most column projections, `_metadata` fields and a Delta table's deleted-row filter between): each task ranks its split's rows by the sort columns alone, with Spark's own top-k function in Spark's row order, then reads every other column only for the k rows it kept, fetching only the pages that hold one. The rows each task hands to `TakeOrderedAndProject` are exactly those Spark's scan would have left after its per-task top-k, ties included. When the first sort key is a column with statistics (spark.lmspark.pruning.statistics.enabled) and the table is on local disk or HDFS, the ranking leaves unread the row groups whose statistics prove that all their rows sort after the k-th row: where the statistics alone prove that reading the row groups promising the best rows first leaves some unread, it reads them in that order (and ranks again in Spark's order when ties would make the result depend on the order rows come in); otherwise it ranks in Spark's order, leaving those whose rows Spark's top-k would not keep when they come, and their pages that hold no such row (spark.lmspark.topK.pagePruning.enabled). EXPLAIN shows `LmTopK`.
 #: Default: true.
 TOP_K_ENABLED = "spark.lmspark.topK.enabled"
+
+#: In the first pass of `spark.lmspark.topK.enabled` row group by row group (local disk and HDFS, first sort key a column with statistics), each row group that comes once the top-k holds k rows is read with a bound on that key: the rows sorting at or before the top-k's threshold then. Its pages that the page index proves hold no such row are neither read nor decompressed, and its rows failing the bound are not ranked. The top-k would not keep any of those rows, so its result is the same, ties included.
+#: Default: true.
+TOP_K_PAGE_PRUNING_ENABLED = "spark.lmspark.topK.pagePruning.enabled"
 
 #: The largest `LIMIT` (with its `OFFSET`) read by `spark.lmspark.topK.enabled`; a larger one reads every column of every row, as without it.
 #: Default: 10000.
@@ -163,6 +167,7 @@ DEFAULTS = {
     "spark.lmspark.pageIndex.enabled": "true",
     "spark.lmspark.lateMaterialization.enabled": "true",
     "spark.lmspark.topK.enabled": "true",
+    "spark.lmspark.topK.pagePruning.enabled": "true",
     "spark.lmspark.topK.maxRows": "10000",
     "spark.lmspark.topK.objectStoreMinBytes": "67108864",
     "spark.lmspark.dictionaryPredicates.enabled": "true",

@@ -258,7 +258,15 @@ object LmConf {
       "statistics alone prove that reading the row groups promising the best rows first leaves some unread, it " +
       "reads them in that order (and ranks again in Spark's order when ties would make the result depend on " +
       "the order rows come in); otherwise it ranks in Spark's order, leaving those whose rows Spark's top-k " +
-      "would not keep when they come. EXPLAIN shows `LmTopK`.")
+      "would not keep when they come, and their pages that hold no such row (spark.lmspark.topK.pagePruning.enabled). " +
+      "EXPLAIN shows `LmTopK`.")
+
+  val TOP_K_PAGE_PRUNING: Entry[Boolean] = bool("spark.lmspark.topK.pagePruning.enabled", default = true, "pipeline",
+    "In the first pass of `spark.lmspark.topK.enabled` row group by row group (local disk and HDFS, first sort " +
+      "key a column with statistics), each row group that comes once the top-k holds k rows is read with a " +
+      "bound on that key: the rows sorting at or before the top-k's threshold then. Its pages that the " +
+      "page index proves hold no such row are neither read nor decompressed, and its rows failing the bound " +
+      "are not ranked. The top-k would not keep any of those rows, so its result is the same, ties included.")
 
   val TOP_K_MAX_ROWS: Entry[Int] = int("spark.lmspark.topK.maxRows", default = 10000, "pipeline",
     "The largest `LIMIT` (with its `OFFSET`) read by `spark.lmspark.topK.enabled`; a larger one reads every " +

@@ -13,12 +13,12 @@ import org.apache.spark.sql.execution.{ExecSubqueryExpression, ExplainUtils, Fil
 import org.apache.spark.sql.execution.datasources.{FilePartition, HadoopFsRelation, PartitionedFile}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
-import org.apache.spark.sql.types.{LongType, StructType}
+import org.apache.spark.sql.types.{LongType, StructField, StructType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.util.collection.BitSet
 
 import lmspark.LmConf
-import lmspark.predicate.{CatalystTranslator, ColumnRef, Guarantees, Translation, Values}
+import lmspark.predicate.{CatalystTranslator, ColumnRef, Guarantees, Predicate, Translation, Values}
 import lmspark.scan.{BatchRowWriter, LmParquetFileFormat, ScanSettings, SplitPacker, SplitPruner}
 import lmspark.shim.{ConstantMetadata, DeltaTables, ScanExtras, ScanFields, SparkScanShim, TableFiles}
 
@@ -333,11 +333,12 @@ case class LmParquetScanExec(
         TopKRead.Constants(fields.map(_._2), (file: PartitionedFile) =>
           new GenericInternalRow(fields.map { case (n, t) => ConstantMetadata.value(n, file, extractors, t) }.toArray))
     }
-    // The first sort key, when it is a column of the first pass lmspark has statistics for, on local
-    // disk or HDFS: row groups read one by one fetch nothing ahead, so on an object store each
-    // would wait a round trip (measured: topn_star at SF1 through the simulated store, 0.59 s split
-    // by split, 1.25 s with a first try row group by row group that ties then undid).
-    val key = if (TopKRule.farScheme(this).isDefined) None else topKOrder.head.child match {
+    // The first sort key, when it is a column of the first pass lmspark has statistics for. Row
+    // groups are read one by one only on local disk or HDFS: they fetch nothing ahead, so on an
+    // object store each would wait a round trip (measured: topn_star at SF1 through the simulated
+    // store, 0.59 s split by split, 1.25 s with a first try row group by row group that ties then
+    // undid).
+    val key = topKOrder.head.child match {
       case a: Attribute =>
         val k = ranked.indexWhere(i => output(i).exprId == a.exprId)
         if (k < 0 || !Values.supported(rankedSchema(k).dataType)) None
@@ -349,9 +350,19 @@ case class LmParquetScanExec(
         }
       case _ => None
     }
+    // Pass 1's read of a row group with a bound: the pass's columns and the row index (the positions
+    // of rows read when rows are left out), unless a sort column is the row index itself.
+    val rowIndex = ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME
+    val bounded = if (rankedSchema.fieldNames.contains(rowIndex) || !LmConf.TOP_K_PAGE_PRUNING.get(conf)) None else {
+      val read = format.buildBoundedReader(session, relation.dataSchema, relation.partitionSchema,
+        rankedSchema.add(StructField(rowIndex, LongType, nullable = false)), relation.options, hadoopConf,
+        flagAllMarked = true)
+      Some(TopKRead.Bounded((file: PartitionedFile, bound: Predicate) => read(file, null, bound), rankedSchema.length))
+    }
+    val byStats = key.map(TopKRead.ByStatistics(_, bounded, apart = TopKRule.farScheme(this).isEmpty))
     val read = new TopKRead(TopKRead.Pass(reader(rankedSchema), rankedAttrs.map(_.dataType), markIn(rankedAttrs)),
       TopKRead.Pass(reader(requiredSchema), readAttrs.map(_.dataType), markIn(readAttrs)), constants,
-      new LazilyGeneratedOrdering(topKOrder, rankedAttrs :+ position), topKLimit, key)
+      new LazilyGeneratedOrdering(topKOrder, rankedAttrs :+ position), topKLimit, byStats)
     val unread = longMetric(LmMetrics.TopKRowGroupsUnread)
     val repeated = longMetric(LmMetrics.TopKPassesRepeated)
     val files = wrapped.inputRDD

@@ -32,9 +32,11 @@ import lmspark.scan.{RowGroupSlice, SplitRead, SplitSlices, WantedRows}
  * by row group, leaving those whose rows Spark's top-k would not keep when they come (all sort
  * after its threshold then), which changes nothing in its result. Best-first is tried only when
  * statistics prove it leaves a row group unread ([[bestFirstPays]]); otherwise pass 1 reads in
- * Spark's order from the start. (Only on local disk and HDFS:
- * read one by one, row groups fetch nothing ahead, so on an object store each would wait a round
- * trip; there `key` is None.)
+ * Spark's order from the start. A row group that comes once the top-k holds `k` rows is read with
+ * a bound on the first key, the rows sorting at or before the top-k's threshold: the others, which
+ * it would not keep, are not ranked, and its pages holding none are not read ([[lightRows]]).
+ * (Only on local disk and HDFS, `byStats.apart`: read one by one, row groups fetch nothing ahead, so
+ * on an object store each would wait a round trip; there pass 1 reads split by split.)
  *
  * A table format's dropped rows (Delta's deleted rows) are yielded by both reads, flagged in its
  * mark column, so that rows keep their split ordinals; pass 1 never ranks a flagged row, and pass 2
@@ -47,10 +49,10 @@ import lmspark.scan.{RowGroupSlice, SplitRead, SplitSlices, WantedRows}
  * would have kept from Spark's scan.
  *
  * @param ordering the sort order bound to `ranked.types` and a final LONG position column
- * @param key the first sort key, when pass 1 may read by statistics
+ * @param byStats the first sort key and how pass 1 may use its statistics, when it may
  */
 final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopKRead.Constants,
-    ordering: LazilyGeneratedOrdering, limit: Int, key: Option[RankedKey]) extends Serializable {
+    ordering: LazilyGeneratedOrdering, limit: Int, byStats: Option[TopKRead.ByStatistics]) extends Serializable {
 
   import TopKRead._
 
@@ -62,16 +64,16 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
     require(files.length < (1 << FileBits), s"a task of ${files.length} files")
     val opened = new java.util.ArrayList[AutoCloseable]
     Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => opened.asScala.foreach(close)))
-    val sliced = key.flatMap(k => slicesOf(files, k).map(k -> _))
+    val sliced = byStats.flatMap(s => slicesOf(files, s.key).map(s -> _))
     val top = sliced match {
-      case Some((k, pieces)) if bestFirstPays(k, pieces) =>
-        bestFirst(k, pieces, opened, rankedRows, unread).getOrElse {
+      case Some((s, pieces)) if s.apart && bestFirstPays(s.key, pieces) =>
+        bestFirst(s, pieces, opened, rankedRows, unread).getOrElse {
           repeated += 1
-          inOrder(k, pieces, opened, rankedRows, unread)
+          inOrder(s, pieces, opened, rankedRows, unread)
         }
-      case Some((k, pieces)) => inOrder(k, pieces, opened, rankedRows, unread)
-      case None => best(files.indices.iterator.map(f => Piece(files(f), f, 0L)), new TopKThreshold(limit, ordering),
-        opened, rankedRows)
+      case Some((s, pieces)) if s.apart => inOrder(s, pieces, opened, rankedRows, unread)
+      case _ => best(files.indices.iterator.map(f => Piece(files(f), f, 0L, -1L)), new TopKThreshold(limit, ordering),
+        None, opened, rankedRows)
     }
     val position = ranked.types.length
     val found = new java.util.HashMap[Long, InternalRow]
@@ -120,8 +122,9 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
     * ([[TopKThreshold.cut]]); None when ties would make the result depend on the order rows come
     * in (found at the end, or as soon as the cut is tied and no row still to read can sort before
     * it). */
-  private def bestFirst(k: RankedKey, all: IndexedSeq[Sliced], opened: java.util.List[AutoCloseable],
+  private def bestFirst(s: ByStatistics, all: IndexedSeq[Sliced], opened: java.util.List[AutoCloseable],
       rankedRows: SQLMetric, unread: SQLMetric): Option[Array[InternalRow]] = {
+    val k = s.key
     val pieces = k.bestFirst(all.map(_.slice.stats)).map(all(_)).toIndexedSeq
     val threshold = new TopKThreshold(limit, ordering)
     var skipped = 0
@@ -135,7 +138,7 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
         false
       }
     }
-    val top = best(chosen(pieces, leftOut, () => aborted), threshold, opened, rankedRows)
+    val top = best(chosen(pieces, leftOut, () => aborted), threshold, Some(s), opened, rankedRows)
     val unique = top.indices.drop(1).forall(i => ordering.compare(top(i - 1), top(i)) != 0) &&
       (top.isEmpty || !threshold.tiedWith(top.last))
     if (aborted || !unique) None
@@ -145,14 +148,15 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
   /** Pass 1 in Spark's order, leaving each row group whose statistics prove all its rows sort after
     * Spark's top-k's threshold when it comes: the top-k would not keep any of them, so its result is
     * the same, ties included. */
-  private def inOrder(k: RankedKey, pieces: IndexedSeq[Sliced], opened: java.util.List[AutoCloseable],
+  private def inOrder(s: ByStatistics, pieces: IndexedSeq[Sliced], opened: java.util.List[AutoCloseable],
       rankedRows: SQLMetric, unread: SQLMetric): Array[InternalRow] = {
+    val k = s.key
     val threshold = new TopKThreshold(limit, ordering)
     def leftOut(p: Int): Boolean = threshold.full && pieces(p).noneMatch(k.notAfter(k.valueOf(threshold.current))) && {
       unread += 1
       true
     }
-    best(chosen(pieces, leftOut, () => false), threshold, opened, rankedRows)
+    best(chosen(pieces, leftOut, () => false), threshold, Some(s), opened, rankedRows)
   }
 
   /** `pieces` in turn, but those `leftOut` names, until `stop`; each decided once, when the rows
@@ -171,48 +175,80 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
         val s = pieces(p)
         p += 1
         ready = false
-        Piece(s.slice.split, s.f, s.slice.firstRow)
+        Piece(s.slice.split, s.f, s.slice.firstRow, s.slices.fileFirstRow + s.slice.firstRow)
       }
     }
 
-  /** Spark's top-k over the light rows of `pieces`, read in turn. */
-  private def best(pieces: Iterator[Piece], threshold: TopKThreshold, opened: java.util.List[AutoCloseable],
-      rankedRows: SQLMetric): Array[InternalRow] =
-    SparkTopK.takeOrdered(lightRows(pieces, threshold, opened, rankedRows), limit, ordering).toArray
+  /** Spark's top-k over the light rows of `pieces`, read in turn (bounded by `byStats`' key, when given,
+    * as [[lightRows]] says). */
+  private def best(pieces: Iterator[Piece], threshold: TopKThreshold, byStats: Option[ByStatistics],
+      opened: java.util.List[AutoCloseable], rankedRows: SQLMetric): Array[InternalRow] =
+    SparkTopK.takeOrdered(lightRows(pieces, threshold, byStats, opened, rankedRows), limit, ordering).toArray
 
   /** Pass 1: the rows of `pieces` Spark's top-k would keep as they come ([[TopKThreshold]]; the
     * others change nothing in it, and it never sees a dropped row), each as an `UnsafeRow` of the
-    * sort columns and its position. */
-  private def lightRows(pieces: Iterator[Piece], threshold: TopKThreshold, opened: java.util.List[AutoCloseable],
-      rankedRows: SQLMetric): Iterator[InternalRow] = {
+    * sort columns and its position. A row group (a piece with a file row) that comes once the top-k
+    * holds `limit` rows is read, when `byStats` has a bounded read, with the bound `notAfter` the
+    * threshold's first key: every row failing it sorts strictly after the threshold, which only
+    * rises, so the top-k would not keep it; so its pages that the column index proves hold no row
+    * passing the bound are neither read nor decompressed, and its rows are placed by their row index. */
+  private def lightRows(pieces: Iterator[Piece], threshold: TopKThreshold, byStats: Option[ByStatistics],
+      opened: java.util.List[AutoCloseable], rankedRows: SQLMetric): Iterator[InternalRow] = {
     val project = UnsafeProjection.create((ranked.types :+ LongType).toArray)
-    val mark = ranked.mark
     val positions = new OnHeapColumnVector(4096, LongType)
     opened.add(positions)
-    pieces.flatMap { case Piece(file, f, firstRow) =>
-      val read = ranked.read(file, null)
+    pieces.flatMap { case Piece(file, f, firstRow, fileRow) =>
+      val gate = for {
+        s <- byStats
+        b <- s.bounded
+        if fileRow >= 0 && threshold.full
+        bound = s.key.notAfter(s.key.valueOf(threshold.current))
+        if bound != Predicate.True
+      } yield (b, bound)
+      val read = gate.fold(ranked.read(file, null)) { case (b, bound) => b.read(file, bound) }
       remember(read, opened)
       var ordinal = firstRow
       read.batches.flatMap { b =>
         val batch = b.asInstanceOf[ColumnarBatch]
         val n = batch.numRows()
-        if (ordinal + n > OrdinalMask) throw new IllegalStateException(s"a split of more than $OrdinalMask rows")
         positions.reserve(n)
+        val base = f.toLong << OrdinalBits
         var i = 0
-        while (i < n) { positions.putLong(i, (f.toLong << OrdinalBits) | (ordinal + i)); i += 1 }
+        gate match {
+          case Some((bounded, _)) =>
+            // Rows are left out within the row group: each is placed by its row index.
+            val index = batch.column(bounded.rowIndex)
+            while (i < n) {
+              val o = firstRow + (index.getLong(i) - fileRow)
+              if (o < firstRow || o > OrdinalMask)
+                throw new IllegalStateException(s"internal error: row index ${index.getLong(i)} outside row group at $fileRow of ${file.filePath}")
+              positions.putLong(i, base | o)
+              i += 1
+            }
+          case None =>
+            if (ordinal + n > OrdinalMask) throw new IllegalStateException(s"a split of more than $OrdinalMask rows")
+            while (i < n) { positions.putLong(i, base | (ordinal + i)); i += 1 }
+        }
         ordinal += n
         rankedRows += n
-        val columns = (0 until batch.numCols()).map(batch.column) :+ (positions: ColumnVector)
-        val view = new ColumnarBatch(columns.toArray, n)
-        Iterator.range(0, n).flatMap { r =>
-          val row = view.getRow(r)
-          if (mark >= 0 && row.getByte(mark) != 0 || !threshold.admits(row)) Iterator.empty
-          else {
-            val copy = project(row).copy()
-            threshold.offered(copy)
-            Iterator.single(copy: InternalRow)
-          }
-        }
+        val skipped = gate.fold(-1)(_._1.rowIndex)
+        val columns = (0 until batch.numCols()).filter(_ != skipped).map(batch.column) :+ (positions: ColumnVector)
+        offer(new ColumnarBatch(columns.toArray, n), threshold, project)
+      }
+    }
+  }
+
+  /** The light rows of `view` (the sort columns, the partition columns, the position) Spark's top-k
+    * would keep as they come, copied. */
+  private def offer(view: ColumnarBatch, threshold: TopKThreshold, project: UnsafeProjection): Iterator[InternalRow] = {
+    val mark = ranked.mark
+    Iterator.range(0, view.numRows()).flatMap { r =>
+      val row = view.getRow(r)
+      if (mark >= 0 && row.getByte(mark) != 0 || !threshold.admits(row)) Iterator.empty
+      else {
+        val copy = project(row).copy()
+        threshold.offered(copy)
+        Iterator.single(copy: InternalRow)
       }
     }
   }
@@ -266,6 +302,17 @@ object TopKRead {
     * flags every row the format drops ([[lmspark.scan.ScanSettings.flagAllMarked]]). */
   final case class Pass(read: (PartitionedFile, WantedRows) => SplitRead, types: Seq[DataType], mark: Int)
 
+  /** Pass 1's read of a row group with a bound ([[lmspark.scan.LmParquetFileFormat.buildBoundedReader]]):
+    * its batches' columns are the pass's, with the row index (`_metadata.row_index`, LONG) at
+    * `rowIndex` before the partition columns. */
+  final case class Bounded(read: (PartitionedFile, Predicate) => SplitRead, rowIndex: Int)
+
+  /** How pass 1 may use the first sort key's statistics: `key`; `apart`, whether row groups may be
+    * read one by one, each as a split of its own (best-first, or leaving row groups as the threshold
+    * rises): on local disk and HDFS, not on an object store, where each would wait a round trip;
+    * `bounded`, the read of such a row group with a bound (None: read whole). */
+  final case class ByStatistics(key: RankedKey, bounded: Option[Bounded], apart: Boolean)
+
   /** The file-constant metadata columns (`_metadata.file_path` and the like) pass 2 appends to each
     * row read: `of` gives a file's values, of `types`. */
   final case class Constants(types: Seq[DataType], of: PartitionedFile => InternalRow)
@@ -275,8 +322,8 @@ object TopKRead {
   }
 
   /** A part of a task's file `f` read in pass 1 (the split itself, or one of its row groups), whose
-    * first row is the split's row `firstRow`. */
-  private final case class Piece(file: PartitionedFile, f: Int, firstRow: Long)
+    * first row is the split's row `firstRow` and the file's row `fileRow` (-1: the split itself). */
+  private final case class Piece(file: PartitionedFile, f: Int, firstRow: Long, fileRow: Long)
 
   /** A row group of the task's file `f` as a slice, with what its statistics prove. */
   private final case class Sliced(slices: SplitSlices, slice: RowGroupSlice, f: Int) {

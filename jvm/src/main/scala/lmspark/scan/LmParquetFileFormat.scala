@@ -73,6 +73,26 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       options: Map[String, String],
       hadoopConf: Configuration,
       flagAllMarked: Boolean): (PartitionedFile, WantedRows) => SplitRead = {
+    val read = buildBoundedReader(sparkSession, dataSchema, partitionSchema, requiredSchema, options, hadoopConf,
+      flagAllMarked)
+    (file: PartitionedFile, wanted: WantedRows) => read(file, wanted, Predicate.True)
+  }
+
+  /**
+   * [[buildSplitReader]]'s read, with a predicate given per split (`bound`, over `requiredSchema`)
+   * ANDed to the scan's: lmspark's reader then skips the row groups and pages that provably hold no
+   * row passing it (and, reading filter-first, the rows that fail it), so the batches hold only
+   * some of the split's rows, every row passing `bound` among them; Spark's reader (a file lmspark
+   * does not read) ignores `bound` and yields every row.
+   */
+  def buildBoundedReader(
+      sparkSession: SparkSession,
+      dataSchema: StructType,
+      partitionSchema: StructType,
+      requiredSchema: StructType,
+      options: Map[String, String],
+      hadoopConf: Configuration,
+      flagAllMarked: Boolean): (PartitionedFile, WantedRows, Predicate) => SplitRead = {
     // lmspark always returns batches, whatever the wrapped scan asked for (it asks for rows when
     // whole-stage codegen is off or the schema is wide), so Spark's reader must return batches too.
     val confEntries = ReaderSetups.entriesOf(hadoopConf)
@@ -80,15 +100,18 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       options + (FileFormat.OPTION_RETURNING_BATCH -> "true"), hadoopConf, confEntries)
 
     val sqlConf = sparkSession.sessionState.conf
-    val settings = ScanSettings.of(sqlConf, options, requiredSchema, partitionSchema, predicate, unreadFields)
+    val scanSettings = ScanSettings.of(sqlConf, options, requiredSchema, partitionSchema, predicate, unreadFields)
       .withTable(table).copy(flagAllMarked = flagAllMarked)
     val confBroadcast = ReaderSetups.hadoopConf(sparkSession, hadoopConf, confEntries)
     val scanMetrics = metrics
     val reasons = fileFallbackReasons
     val files = table
 
-    (file: PartitionedFile, wanted: WantedRows) => {
+    (file: PartitionedFile, wanted: WantedRows, bound: Predicate) => {
+      require(wanted == null || bound == Predicate.True, "a read of wanted rows takes no bound")
       val conf = confBroadcast.value.value
+      val settings = if (bound == Predicate.True) scanSettings
+        else scanSettings.copy(predicate = Predicate.and(Seq(scanSettings.predicate, bound)))
       val open = FooterReader.open(conf, file.toPath, file.fileSize, file.modificationTime,
         file.start, file.length, settings.open)
       val planned = try FileReadPlan.build(open.footer, settings.fileSchema, settings, open.unknownLogicalTypes)
@@ -100,7 +123,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
             val marks = files.markedRows(file, conf).map(new RowMarks(_)).orNull
             new FileBatchReader(open, plan, file.partitionValues, settings, scanMetrics, wanted, marks)
           } catch { case e: Throwable => open.close(); throw e }
-          SplitRead(reader, everyRow = wanted == null)
+          SplitRead(reader, everyRow = wanted == null && bound == Predicate.True)
         case Left(reason) =>
           open.close()
           logInfo(s"lmspark hands ${file.filePath} to Spark's reader: $reason")

@@ -16,6 +16,7 @@ import org.apache.spark.sql.lmspark.SparkTopK
 import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 
+import lmspark.LmConf
 import lmspark.testutil.{HalfFloatFiles, LmSparkSession, TopKChecks}
 
 /** Late materialization under `ORDER BY ... LIMIT k` ([[TopKRule]], [[TopKRead]], [[TopKThreshold]]).
@@ -28,8 +29,11 @@ import lmspark.testutil.{HalfFloatFiles, LmSparkSession, TopKChecks}
   * NULLs, NaN and -0.0, under random sort orders (1 to 3 keys, each direction and NULL order), limits
   * and projections; and the query's rows, in order, through `TakeOrderedAndProject`'s own shuffle.
   * [[TopKThreshold]] is checked against Spark's top-k itself: offering only the rows it admits gives
-  * the same rows as offering all of them. Fixed cases: the pages read, a file handed to Spark's
-  * reader, the declines EXPLAIN shows, the flag, canonicalisation.
+  * the same rows as offering all of them. The differential cases run with pass 1's page pruning
+  * (`spark.lmspark.topK.pagePruning.enabled`) on and off. Fixed cases: the row groups pass 1 leaves
+  * and the rows it ranks, against Spark's top-k's threshold simulated on ranks and parquet-java's
+  * column index; the pages read, a file handed to Spark's reader, the declines EXPLAIN shows, the
+  * flag, canonicalisation.
   *
   * `LMSPARK_TEST_SEED` (default 20261128) changes every table and case; a failure prints the seed,
   * the table and the query. */
@@ -121,6 +125,7 @@ class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
     val r = new Random(seed)
     var unread = 0L // row groups pass 1 left by statistics, over every case
     var repeated = 0L // passes by statistics that ties sent back to Spark's order
+    var prunedUnread = 0L // row groups left unread with page pruning on
     for (t <- 0 until 6) {
       val table = randomTable(r, t)
       val batchSize = Seq(64, 1000, 4096)(r.nextInt(3))
@@ -133,14 +138,19 @@ class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
           val columns = (if (others.isEmpty) Seq("id") else others) ++ (if (r.nextBoolean()) keys else Nil)
           def q = spark.read.parquet(table.dir).select((columns ++ keys).distinct.map(col): _*).orderBy(orders: _*)
             .limit(limit).select(columns.distinct.map(col): _*)
-          val scan = checkTopK(q, s"seed $seed table ${table.params}, batch $batchSize: columns $columns ORDER BY $orders LIMIT $limit")
-          unread += scan.metrics(LmMetrics.TopKRowGroupsUnread).value
-          repeated += scan.metrics(LmMetrics.TopKPassesRepeated).value
+          for (pagePruning <- Seq(true, false)) withConf(LmConf.TOP_K_PAGE_PRUNING.key -> pagePruning.toString) {
+            val scan = checkTopK(q, s"seed $seed table ${table.params}, batch $batchSize, page pruning $pagePruning: " +
+              s"columns $columns ORDER BY $orders LIMIT $limit")
+            unread += scan.metrics(LmMetrics.TopKRowGroupsUnread).value
+            repeated += scan.metrics(LmMetrics.TopKPassesRepeated).value
+            if (pagePruning) prunedUnread += scan.metrics(LmMetrics.TopKRowGroupsUnread).value
+          }
         }
       }
     }
     // Both ways of the first pass by statistics were taken somewhere.
-    assert(unread > 0 && repeated > 0, s"seed $seed: $unread row groups left unread, $repeated passes repeated")
+    assert(unread > 0 && repeated > 0 && prunedUnread > 0,
+      s"seed $seed: $unread row groups left unread ($prunedUnread with page pruning on), $repeated passes repeated")
   }
 
   // ---- pass 1 by statistics ----
@@ -176,12 +186,15 @@ class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
   /** One task over the whole file. */
   private val oneTask = Seq("spark.sql.files.maxPartitionBytes" -> "128m", "spark.sql.files.minPartitionNum" -> "1")
 
+  /** One task, pass 1 reading each row group whole (the counts below are of whole row groups). */
+  private val oneTaskNoPagePruning = oneTask :+ (LmConf.TOP_K_PAGE_PRUNING.key -> "false")
+
   test("pass 1 leaves unread the row groups whose statistics put all their rows after the cut") {
     val n = 20000
     val (dir, ks, groupRows) = rowGroupTable(n, laidOut = true)
     assert(groupRows.size >= 10, s"${groupRows.size} row groups")
     val starts = groupRows.scanLeft(0L)(_ + _)
-    withConf(oneTask: _*) {
+    withConf(oneTaskNoPagePruning: _*) {
       for (column <- Seq("k", "dec", "s"); (order, desc, nullsFirst) <- Seq((col(column).desc, true, false),
         (col(column).asc_nulls_last, false, false), (col(column).asc, false, true)); limit <- Seq(1, 10, 100, 3000)) {
         def q = spark.read.parquet(dir).orderBy(order).limit(limit)
@@ -228,7 +241,7 @@ class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
     val n = 20000
     val (dir, ks, groupRows) = rowGroupTable(n, laidOut = false)
     val starts = groupRows.scanLeft(0L)(_ + _)
-    withConf(oneTask: _*) {
+    withConf(oneTaskNoPagePruning: _*) {
       // Ties everywhere, every row group holding every value: nothing is left, nothing read twice.
       for (order <- Seq(col("t").desc, col("t").asc); limit <- Seq(1, 5, 40)) {
         def q = spark.read.parquet(dir).select("id", "t", "pad").orderBy(order).limit(limit)
@@ -277,7 +290,7 @@ class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
   }
 
   test("ties at the cut or among the kept rows: pass 1 reads again in Spark's order") {
-    withConf(oneTask: _*) {
+    withConf(oneTaskNoPagePruning: _*) {
       // Ties in a file written in key order (each key twice): best-first finds the cut tied, and the
       // pass in Spark's order leaves every row group after the first, whose rows all sort after
       // the top-k's threshold by the time they come.
@@ -299,6 +312,77 @@ class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
         checkTopK(q, "statistics off")
         val m = lmScans(executedPlan(q)).head.metrics
         assert(m(LmMetrics.TopKRowGroupsUnread).value == 0 && m(LmMetrics.TopKRowsRanked).value == 20000)
+      }
+    }
+  }
+
+  test("pass 1 reads a row group after the top-k is full only where its pages may hold a row the top-k keeps") {
+    val n = 20000
+    val (dir, ks, groupRows) = rowGroupTable(n, laidOut = false)
+    val starts = groupRows.scanLeft(0L)(_ + _)
+    // Per row group, k's pages: (first row in the file, rows, largest k; None: NULLs only), by parquet-java.
+    val file = new java.io.File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head
+    val reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(file.getAbsolutePath), spark.sessionState.newHadoopConf()))
+    def int(b: java.nio.ByteBuffer): Int = b.duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(0)
+    val pages: Seq[Seq[(Long, Long, Option[Int])]] = try {
+      reader.getFooter.getBlocks.asScala.toSeq.zipWithIndex.map { case (b, g) =>
+        val c = b.getColumns.asScala.find(_.getPath.toDotString == "k").get
+        val (ci, oi) = (reader.readColumnIndex(c), reader.readOffsetIndex(c))
+        (0 until oi.getPageCount).map { p =>
+          (starts(g) + oi.getFirstRowIndex(p), oi.getLastRowIndex(p, b.getRowCount) - oi.getFirstRowIndex(p) + 1,
+            if (ci.getNullPages.get(p)) None else Some(int(ci.getMaxValues.get(p))))
+        }
+      }
+    } finally reader.close()
+    assert(pages.head.size >= 5, s"${pages.head.size} pages in the first row group")
+    withConf(oneTask: _*) {
+      for (limit <- Seq(1, 10, 100, 3000)) {
+        def q = spark.read.parquet(dir).select("id", "k", "pad").orderBy(col("k").desc).limit(limit)
+        val m = checkTopK(q, s"ORDER BY k DESC LIMIT $limit").metrics
+        val off = withConf(LmConf.TOP_K_PAGE_PRUNING.key -> "false")(checkTopK(q, s"LIMIT $limit, page pruning off").metrics)
+        // Spark's top-k's threshold simulated on ranks, as above (later sorts larger, NULL last):
+        // each row group read once the top-k is full is read only where a page's largest k reaches
+        // the threshold's, and at least its rows the top-k would keep are ranked.
+        def rank(i: Int): Int = if (i % 10 == 3) Int.MaxValue else -ks(i)
+        val kept = scala.collection.mutable.ArrayBuffer[Int]()
+        var threshold = Int.MinValue
+        var (least, most, left, leftRows) = (0L, 0L, 0, 0L)
+        for (g <- groupRows.indices) {
+          val rows = (starts(g) until starts(g + 1)).map(i => rank(i.toInt))
+          val full = kept.size >= limit
+          if (full && rows.forall(_ > threshold)) { left += 1; leftRows += rows.size }
+          else {
+            if (!full) { least += rows.size; most += rows.size }
+            else {
+              // The bound is k >= the threshold's k (its rank), so a row passes when its rank is at most it.
+              least += rows.count(_ <= threshold)
+              most += pages(g).filter(_._3.exists(-_ <= threshold)).map(_._2).sum
+            }
+            rows.foreach { v =>
+              if (kept.size < limit) { kept += v; threshold = math.max(threshold, v) }
+              else if (v < threshold) {
+                kept += v
+                if (kept.size == 2 * limit) {
+                  val best = kept.sorted.take(limit)
+                  kept.clear(); kept ++= best; threshold = best.last
+                }
+              }
+            }
+          }
+        }
+        val context = s"LIMIT $limit"
+        val (unread, ranked) = (m(LmMetrics.TopKRowGroupsUnread).value, m(LmMetrics.TopKRowsRanked).value)
+        assert(m(LmMetrics.TopKPassesRepeated).value == 0 && unread == left &&
+          off(LmMetrics.TopKRowGroupsUnread).value == left, s"$context: $unread row groups unread " +
+          s"(${off(LmMetrics.TopKRowGroupsUnread).value} with page pruning off), expected $left")
+        assert(ranked >= least && ranked <= most, s"$context: $ranked rows ranked, expected $least to $most")
+        assert(off(LmMetrics.TopKRowsRanked).value == n - leftRows,
+          s"$context, page pruning off: ${off(LmMetrics.TopKRowsRanked).value} rows ranked, expected ${n - leftRows}")
+        if (limit <= 100) {
+          val (read, readOff) = (m(LmMetrics.PagesRead).value, off(LmMetrics.PagesRead).value)
+          assert(read < readOff && ranked < off(LmMetrics.TopKRowsRanked).value,
+            s"$context: $read pages read and $ranked rows ranked, against $readOff and ${off(LmMetrics.TopKRowsRanked).value} with page pruning off")
+        }
       }
     }
   }
