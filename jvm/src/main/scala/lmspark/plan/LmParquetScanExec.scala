@@ -19,7 +19,7 @@ import org.apache.spark.util.collection.BitSet
 
 import lmspark.LmConf
 import lmspark.predicate.{CatalystTranslator, ColumnRef, Guarantees, Predicate, Translation, Values}
-import lmspark.scan.{BatchRowWriter, LmParquetFileFormat, ScanSettings, SplitPacker, SplitPruner}
+import lmspark.scan.{BatchRowWriter, LmParquetFileFormat, ScanSettings, SplitPacker, SplitPruner, WantedRows}
 import lmspark.shim.{ConstantMetadata, DeltaTables, ScanExtras, ScanFields, SparkScanShim, TableFiles}
 
 /**
@@ -317,6 +317,10 @@ case class LmParquetScanExec(
     val hadoopConf = session.sessionState.newHadoopConfWithOptions(relation.options)
     def reader(schema: StructType) = format.buildSplitReader(session, relation.dataSchema, relation.partitionSchema,
       schema, relation.options, hadoopConf, flagAllMarked = true)
+    def unbounded(schema: StructType) = {
+      val read = reader(schema)
+      (file: PartitionedFile, wanted: WantedRows) => read(file, wanted, Predicate.True)
+    }
     val used = AttributeSet(topKOrder.flatMap(_.references) ++ markAttribute)
     val ranked = requiredSchema.indices.filter(i => used.contains(output(i)))
     val rankedSchema = StructType(ranked.map(requiredSchema(_)))
@@ -354,14 +358,12 @@ case class LmParquetScanExec(
     // of rows read when rows are left out), unless a sort column is the row index itself.
     val rowIndex = ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME
     val bounded = if (rankedSchema.fieldNames.contains(rowIndex) || !LmConf.TOP_K_PAGE_PRUNING.get(conf)) None else {
-      val read = format.buildBoundedReader(session, relation.dataSchema, relation.partitionSchema,
-        rankedSchema.add(StructField(rowIndex, LongType, nullable = false)), relation.options, hadoopConf,
-        flagAllMarked = true)
+      val read = reader(rankedSchema.add(StructField(rowIndex, LongType, nullable = false)))
       Some(TopKRead.Bounded((file: PartitionedFile, bound: Predicate) => read(file, null, bound), rankedSchema.length))
     }
     val byStats = key.map(TopKRead.ByStatistics(_, bounded, apart = TopKRule.farScheme(this).isEmpty))
-    val read = new TopKRead(TopKRead.Pass(reader(rankedSchema), rankedAttrs.map(_.dataType), markIn(rankedAttrs)),
-      TopKRead.Pass(reader(requiredSchema), readAttrs.map(_.dataType), markIn(readAttrs)), constants,
+    val read = new TopKRead(TopKRead.Pass(unbounded(rankedSchema), rankedAttrs.map(_.dataType), markIn(rankedAttrs)),
+      TopKRead.Pass(unbounded(requiredSchema), readAttrs.map(_.dataType), markIn(readAttrs)), constants,
       new LazilyGeneratedOrdering(topKOrder, rankedAttrs :+ position), topKLimit, byStats)
     val unread = longMetric(LmMetrics.TopKRowGroupsUnread)
     val repeated = longMetric(LmMetrics.TopKPassesRepeated)

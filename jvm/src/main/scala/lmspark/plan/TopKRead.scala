@@ -302,7 +302,7 @@ object TopKRead {
     * flags every row the format drops ([[lmspark.scan.ScanSettings.flagAllMarked]]). */
   final case class Pass(read: (PartitionedFile, WantedRows) => SplitRead, types: Seq[DataType], mark: Int)
 
-  /** Pass 1's read of a row group with a bound ([[lmspark.scan.LmParquetFileFormat.buildBoundedReader]]):
+  /** Pass 1's read of a row group with a bound ([[lmspark.scan.LmParquetFileFormat.buildSplitReader]]):
     * its batches' columns are the pass's, with the row index (`_metadata.row_index`, LONG) at
     * `rowIndex` before the partition columns. */
   final case class Bounded(read: (PartitionedFile, Predicate) => SplitRead, rowIndex: Int)

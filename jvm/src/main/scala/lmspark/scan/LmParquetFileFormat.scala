@@ -51,7 +51,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
     val read = buildSplitReader(sparkSession, dataSchema, partitionSchema, requiredSchema, options, hadoopConf,
       flagAllMarked = false)
     val scanMetrics = metrics
-    val all = (file: PartitionedFile) => read(file, null).batches.asInstanceOf[Iterator[InternalRow]]
+    val all = (file: PartitionedFile) => read(file, null, Predicate.True).batches.asInstanceOf[Iterator[InternalRow]]
     if (!new FileSourceOptions(CaseInsensitiveMap(options)).ignoreCorruptFiles) all
     else (file: PartitionedFile) => CorruptFileCounter.count(scanMetrics.filesSkippedCorrupt)(
       new CorruptFileCounter(all(file), scanMetrics.filesSkippedCorrupt).asInstanceOf[Iterator[InternalRow]])
@@ -63,29 +63,13 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
    * row of the split ([[SplitRead.everyRow]]). Built on the driver; the function runs in tasks.
    * With `flagAllMarked`, rows the table format drops are all yielded, flagged in its mark column
    * (which `requiredSchema` must hold), so that the batches hold every row of the split
-   * ([[ScanSettings.flagAllMarked]]).
+   * ([[ScanSettings.flagAllMarked]]). A predicate given per split (`bound`, over `requiredSchema`;
+   * only without wanted rows) is ANDed to the scan's: lmspark's reader then skips the row groups
+   * and pages that provably hold no row passing it (and, reading filter-first, the rows that fail
+   * it), so the batches hold only some of the split's rows, every row passing `bound` among them;
+   * Spark's reader ignores it and yields every row.
    */
   def buildSplitReader(
-      sparkSession: SparkSession,
-      dataSchema: StructType,
-      partitionSchema: StructType,
-      requiredSchema: StructType,
-      options: Map[String, String],
-      hadoopConf: Configuration,
-      flagAllMarked: Boolean): (PartitionedFile, WantedRows) => SplitRead = {
-    val read = buildBoundedReader(sparkSession, dataSchema, partitionSchema, requiredSchema, options, hadoopConf,
-      flagAllMarked)
-    (file: PartitionedFile, wanted: WantedRows) => read(file, wanted, Predicate.True)
-  }
-
-  /**
-   * [[buildSplitReader]]'s read, with a predicate given per split (`bound`, over `requiredSchema`)
-   * ANDed to the scan's: lmspark's reader then skips the row groups and pages that provably hold no
-   * row passing it (and, reading filter-first, the rows that fail it), so the batches hold only
-   * some of the split's rows, every row passing `bound` among them; Spark's reader (a file lmspark
-   * does not read) ignores `bound` and yields every row.
-   */
-  def buildBoundedReader(
       sparkSession: SparkSession,
       dataSchema: StructType,
       partitionSchema: StructType,

@@ -183,6 +183,36 @@ class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
     (dir, ks, rows)
   }
 
+  /** The ranks of `rowGroupTable`'s `k` in descending order, by row group (`starts`: each one's
+    * first row, then the row count): later sorts larger, NULL last (all NULLs equal). */
+  private def ranks(ks: IndexedSeq[Int], starts: Seq[Long]): IndexedSeq[IndexedSeq[Int]] =
+    starts.indices.dropRight(1).map(g => (starts(g) until starts(g + 1)).map(i => if (i % 10 == 3) Int.MaxValue else -ks(i.toInt)))
+
+  /** Spark's top-`limit`'s threshold simulated on ranks over `groups` of rows in turn (Guava's
+    * `leastOf`: its first `limit` rows, the threshold their largest; a row sorting before it is kept;
+    * at 2 x `limit` kept, the `limit` least stay and the threshold is their largest): for each row
+    * group, the threshold when it comes (None: fewer than `limit` kept), and whether every row of it
+    * sorts after that threshold (the row group is left, its rows never offered). */
+  private def thresholds(groups: Seq[IndexedSeq[Int]], limit: Int): Seq[(Option[Int], Boolean)] = {
+    val kept = scala.collection.mutable.ArrayBuffer[Int]()
+    var threshold = Int.MinValue
+    groups.map { rows =>
+      val now = if (kept.size >= limit) Some(threshold) else None
+      val skip = now.exists(t => rows.forall(_ > t))
+      if (!skip) rows.foreach { v =>
+        if (kept.size < limit) { kept += v; threshold = math.max(threshold, v) }
+        else if (v < threshold) {
+          kept += v
+          if (kept.size == 2 * limit) {
+            val least = kept.sorted.take(limit)
+            kept.clear(); kept ++= least; threshold = least.last
+          }
+        }
+      }
+      (now, skip)
+    }
+  }
+
   /** One task over the whole file. */
   private val oneTask = Seq("spark.sql.files.maxPartitionBytes" -> "128m", "spark.sql.files.minPartitionNum" -> "1")
 
@@ -260,25 +290,7 @@ class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
         def q = spark.read.parquet(dir).orderBy(col("k").desc).limit(limit)
         checkTopK(q, s"ORDER BY k DESC LIMIT $limit")
         val m = lmScans(executedPlan(q)).head.metrics
-        // A row's rank: later sorts larger (NULL last, all NULLs equal).
-        def rank(i: Int): Int = if (i % 10 == 3) Int.MaxValue else -ks(i)
-        val kept = scala.collection.mutable.ArrayBuffer[Int]()
-        var threshold = Int.MinValue
-        val left = groupRows.indices.filter { g =>
-          val rows = (starts(g) until starts(g + 1)).map(i => rank(i.toInt))
-          val skip = kept.size >= limit && rows.forall(_ > threshold)
-          if (!skip) rows.foreach { v =>
-            if (kept.size < limit) { kept += v; threshold = math.max(threshold, v) }
-            else if (v < threshold) {
-              kept += v
-              if (kept.size == 2 * limit) {
-                val least = kept.sorted.take(limit)
-                kept.clear(); kept ++= least; threshold = least.last
-              }
-            }
-          }
-          skip
-        }
+        val left = thresholds(ranks(ks, starts), limit).zipWithIndex.collect { case ((_, true), g) => g }
         val (unread, ranked) = (m(LmMetrics.TopKRowGroupsUnread).value, m(LmMetrics.TopKRowsRanked).value)
         assert(m(LmMetrics.TopKPassesRepeated).value == 0 && unread == left.size &&
           ranked == n - left.map(groupRows(_)).sum,
@@ -340,35 +352,17 @@ class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
         def q = spark.read.parquet(dir).select("id", "k", "pad").orderBy(col("k").desc).limit(limit)
         val m = checkTopK(q, s"ORDER BY k DESC LIMIT $limit").metrics
         val off = withConf(LmConf.TOP_K_PAGE_PRUNING.key -> "false")(checkTopK(q, s"LIMIT $limit, page pruning off").metrics)
-        // Spark's top-k's threshold simulated on ranks, as above (later sorts larger, NULL last):
-        // each row group read once the top-k is full is read only where a page's largest k reaches
-        // the threshold's, and at least its rows the top-k would keep are ranked.
-        def rank(i: Int): Int = if (i % 10 == 3) Int.MaxValue else -ks(i)
-        val kept = scala.collection.mutable.ArrayBuffer[Int]()
-        var threshold = Int.MinValue
+        // Each row group read once the top-k is full is read only where a page's largest k reaches
+        // the threshold's (the bound is k >= the threshold's k: a row passes when its rank is at
+        // most the threshold), and at least its rows the top-k would keep are ranked.
+        val groups = ranks(ks, starts)
         var (least, most, left, leftRows) = (0L, 0L, 0, 0L)
-        for (g <- groupRows.indices) {
-          val rows = (starts(g) until starts(g + 1)).map(i => rank(i.toInt))
-          val full = kept.size >= limit
-          if (full && rows.forall(_ > threshold)) { left += 1; leftRows += rows.size }
-          else {
-            if (!full) { least += rows.size; most += rows.size }
-            else {
-              // The bound is k >= the threshold's k (its rank), so a row passes when its rank is at most it.
-              least += rows.count(_ <= threshold)
-              most += pages(g).filter(_._3.exists(-_ <= threshold)).map(_._2).sum
-            }
-            rows.foreach { v =>
-              if (kept.size < limit) { kept += v; threshold = math.max(threshold, v) }
-              else if (v < threshold) {
-                kept += v
-                if (kept.size == 2 * limit) {
-                  val best = kept.sorted.take(limit)
-                  kept.clear(); kept ++= best; threshold = best.last
-                }
-              }
-            }
-          }
+        for (((threshold, skip), g) <- thresholds(groups, limit).zipWithIndex) threshold match {
+          case _ if skip => left += 1; leftRows += groups(g).size
+          case None => least += groups(g).size; most += groups(g).size
+          case Some(t) =>
+            least += groups(g).count(_ <= t)
+            most += pages(g).filter(_._3.exists(-_ <= t)).map(_._2).sum
         }
         val context = s"LIMIT $limit"
         val (unread, ranked) = (m(LmMetrics.TopKRowGroupsUnread).value, m(LmMetrics.TopKRowsRanked).value)
