@@ -64,15 +64,15 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
     require(files.length < (1 << FileBits), s"a task of ${files.length} files")
     val opened = new java.util.ArrayList[AutoCloseable]
     Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => opened.asScala.foreach(close)))
-    val sliced = byStats.flatMap(s => slicesOf(files, s.key).map(s -> _))
+    val sliced = byStats.filter(_.apart).flatMap(s => slicesOf(files, s.key).map(s -> _))
     val top = sliced match {
-      case Some((s, pieces)) if s.apart && bestFirstPays(s.key, pieces) =>
+      case Some((s, pieces)) if bestFirstPays(s.key, pieces) =>
         bestFirst(s, pieces, opened, rankedRows, unread).getOrElse {
           repeated += 1
           inOrder(s, pieces, opened, rankedRows, unread)
         }
-      case Some((s, pieces)) if s.apart => inOrder(s, pieces, opened, rankedRows, unread)
-      case _ => best(files.indices.iterator.map(f => Piece(files(f), f, 0L, -1L)), new TopKThreshold(limit, ordering),
+      case Some((s, pieces)) => inOrder(s, pieces, opened, rankedRows, unread)
+      case None => best(files.indices.iterator.map(f => Piece(files(f), f, 0L, -1L)), new TopKThreshold(limit, ordering),
         None, opened, rankedRows)
     }
     val position = ranked.types.length
