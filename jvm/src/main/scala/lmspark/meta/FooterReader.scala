@@ -45,11 +45,15 @@ final class OpenFile(val path: Path, val stream: FetchingStream, val footer: Par
 
 /** A whole file's footer ([[FooterReader.fileFooter]]): `footer` holds every row group with column
   * chunks; where the footer starts; the fields whose logical type was dropped; whether the metadata
-  * cache held the footer; which of its row groups each split reads (`assignment`). */
+  * cache held the footer; which of its row groups each split reads (`assignment`); the file row
+  * index (`_metadata.row_index`) of each one's first row (`firstRows`, as [[OpenFile.firstRow]]). */
 final class FileFooter private[meta] (val footer: ParquetMetadata, val assignment: RowGroupAssignment,
-    val footerStart: Long, val unknownLogicalTypes: Set[String], val cached: Boolean) {
+    val footerStart: Long, val unknownLogicalTypes: Set[String], val cached: Boolean, firstRows: Array[Long]) {
   /** The file's index of the footer's `i`-th row group. */
   def index(i: Int): Int = assignment.indexes(i)
+
+  /** The file row index of the first row of the footer's `i`-th row group. */
+  def firstRow(i: Int): Long = firstRows(i)
 }
 
 /** Which row groups of a file (positions in its whole-file footer, whose `i`-th row group is the
@@ -153,7 +157,7 @@ object FooterReader {
       }
       val (footer, all) = splitFooter(conf, path, parsed, 0L, Long.MaxValue)
       new FileFooter(footer, new RowGroupAssignment(all, parsed.extents), parsed.footerStart, parsed.unknownLogicalTypes,
-        cached = cache.stats.hits > 0)
+        cached = cache.stats.hits > 0, firstRowsOf(parsed.meta, all))
     } catch {
       case e: Throwable => throw failure(path, e)
     } finally if (stream != null) stream.close()

@@ -337,12 +337,11 @@ case class LmParquetScanExec(
         TopKRead.Constants(fields.map(_._2), (file: PartitionedFile) =>
           new GenericInternalRow(fields.map { case (n, t) => ConstantMetadata.value(n, file, extractors, t) }.toArray))
     }
-    // The first sort key, when it is a column of the first pass lmspark has statistics for. Row
-    // groups are read one by one only on local disk or HDFS: they fetch nothing ahead, so on an
-    // object store each would wait a round trip (measured: topn_star at SF1 through the simulated
-    // store, 0.59 s split by split, 1.25 s with a first try row group by row group that ties then
-    // undid).
-    val key = topKOrder.head.child match {
+    // The first sort key, when it is a column of the first pass lmspark has statistics for, on local
+    // disk or HDFS: row groups read one by one fetch nothing ahead, so on an object store each
+    // would wait a round trip (measured: topn_star at SF1 through the simulated store, 0.59 s split
+    // by split, 1.25 s with a first try row group by row group that ties then undid).
+    val key = if (TopKRule.farScheme(this).isDefined) None else topKOrder.head.child match {
       case a: Attribute =>
         val k = ranked.indexWhere(i => output(i).exprId == a.exprId)
         if (k < 0 || !Values.supported(rankedSchema(k).dataType)) None
@@ -361,7 +360,7 @@ case class LmParquetScanExec(
       val read = reader(rankedSchema.add(StructField(rowIndex, LongType, nullable = false)))
       Some(TopKRead.Bounded((file: PartitionedFile, bound: Predicate) => read(file, null, bound), rankedSchema.length))
     }
-    val byStats = key.map(TopKRead.ByStatistics(_, bounded, apart = TopKRule.farScheme(this).isEmpty))
+    val byStats = key.map(TopKRead.ByStatistics(_, bounded))
     val read = new TopKRead(TopKRead.Pass(unbounded(rankedSchema), rankedAttrs.map(_.dataType), markIn(rankedAttrs)),
       TopKRead.Pass(unbounded(requiredSchema), readAttrs.map(_.dataType), markIn(readAttrs)), constants,
       new LazilyGeneratedOrdering(topKOrder, rankedAttrs :+ position), topKLimit, byStats)

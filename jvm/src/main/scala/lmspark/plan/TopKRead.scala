@@ -35,8 +35,8 @@ import lmspark.scan.{RowGroupSlice, SplitRead, SplitSlices, WantedRows}
  * Spark's order from the start. A row group that comes once the top-k holds `k` rows is read with
  * a bound on the first key, the rows sorting at or before the top-k's threshold: the others, which
  * it would not keep, are not ranked, and its pages holding none are not read ([[lightRows]]).
- * (Only on local disk and HDFS, `byStats.apart`: read one by one, row groups fetch nothing ahead, so
- * on an object store each would wait a round trip; there pass 1 reads split by split.)
+ * (Only on local disk and HDFS: read one by one, row groups fetch nothing ahead, so on an object
+ * store each would wait a round trip; there `byStats` is None and pass 1 reads split by split.)
  *
  * A table format's dropped rows (Delta's deleted rows) are yielded by both reads, flagged in its
  * mark column, so that rows keep their split ordinals; pass 1 never ranks a flagged row, and pass 2
@@ -64,7 +64,7 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
     require(files.length < (1 << FileBits), s"a task of ${files.length} files")
     val opened = new java.util.ArrayList[AutoCloseable]
     Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => opened.asScala.foreach(close)))
-    val sliced = byStats.filter(_.apart).flatMap(s => slicesOf(files, s.key).map(s -> _))
+    val sliced = byStats.flatMap(s => slicesOf(files, s.key).map(s -> _))
     val top = sliced match {
       case Some((s, pieces)) if bestFirstPays(s.key, pieces) =>
         bestFirst(s, pieces, opened, rankedRows, unread).getOrElse {
@@ -175,7 +175,7 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
         val s = pieces(p)
         p += 1
         ready = false
-        Piece(s.slice.split, s.f, s.slice.firstRow, s.slices.fileFirstRow + s.slice.firstRow)
+        Piece(s.slice.split, s.f, s.slice.firstRow, s.slice.fileRow)
       }
     }
 
@@ -307,11 +307,9 @@ object TopKRead {
     * `rowIndex` before the partition columns. */
   final case class Bounded(read: (PartitionedFile, Predicate) => SplitRead, rowIndex: Int)
 
-  /** How pass 1 may use the first sort key's statistics: `key`; `apart`, whether row groups may be
-    * read one by one, each as a split of its own (best-first, or leaving row groups as the threshold
-    * rises): on local disk and HDFS, not on an object store, where each would wait a round trip;
-    * `bounded`, the read of such a row group with a bound (None: read whole). */
-  final case class ByStatistics(key: RankedKey, bounded: Option[Bounded], apart: Boolean)
+  /** How pass 1 reads row groups one by one by the first sort key's statistics: `key`; `bounded`, the
+    * read of such a row group with a bound (None: read whole). */
+  final case class ByStatistics(key: RankedKey, bounded: Option[Bounded])
 
   /** The file-constant metadata columns (`_metadata.file_path` and the like) pass 2 appends to each
     * row read: `of` gives a file's values, of `types`. */

@@ -11,9 +11,11 @@ import lmspark.predicate.{ColumnRef, ColumnStats, Guarantees, Predicate, Term}
 
 /** One row group of a file split as a split of its own: `split` reads that row group alone; its
   * rows are the parent split's rows `[firstRow, firstRow + rowCount)` (ordinals counted over the
-  * parent's row groups in file order, as [[WantedRows]] counts them); `stats` are the checked
-  * statistics of the column the slices were made for, if usable. */
-final case class RowGroupSlice(split: PartitionedFile, firstRow: Long, rowCount: Long, stats: Option[ColumnStats])
+  * parent's row groups in file order, as [[WantedRows]] counts them), and the file's rows from
+  * `fileRow` (`_metadata.row_index`); `stats` are the checked statistics of the column the slices
+  * were made for, if usable. */
+final case class RowGroupSlice(split: PartitionedFile, firstRow: Long, rowCount: Long, stats: Option[ColumnStats],
+    fileRow: Long)
 
 /**
  * The row groups of one file split, each as a split of its own (`[midpoint, midpoint + 1)`, which
@@ -22,13 +24,10 @@ final case class RowGroupSlice(split: PartitionedFile, firstRow: Long, rowCount:
  * whose statistics prove they hold none.
  *
  * Invariant: `slices` are the split's row groups that hold rows, in file order, each reading
- * exactly one row group; `fileFirstRow` is the file's row index (`_metadata.row_index`) of the
- * split's first row, so a row's split ordinal is its file row index minus it; [[noneMatch]] is true
- * only when the statistics prove no row of the slice satisfies the predicate, with statistics or
- * guarantees pruning on.
+ * exactly one row group; [[noneMatch]] is true only when the statistics prove no row of the slice
+ * satisfies the predicate, with statistics or guarantees pruning on.
  */
-final class SplitSlices private (val slices: IndexedSeq[RowGroupSlice], val fileFirstRow: Long,
-    settings: ScanSettings) {
+final class SplitSlices private (val slices: IndexedSeq[RowGroupSlice], settings: ScanSettings) {
 
   /** Whether `slice`'s statistics prove that none of its rows satisfies `predicate` (a predicate on
     * the slices' column alone). */
@@ -59,17 +58,15 @@ object SplitSlices extends Logging {
         val groups = f.assignment.groupsOf(split.start, split.length)
         val alone = groups.forall(g => f.assignment.groupsOf(f.assignment.midpointOf(g), 1).sameElements(Array(g)))
         var firstRow = 0L
-        // The file's row index (`_metadata.row_index`) of the split's first row.
-        val fileFirstRow = groups.headOption.fold(0L)(g => (0 until g).iterator.map(f.footer.getBlocks.get(_).getRowCount).sum)
         val slices = groups.toIndexedSeq.flatMap { g =>
           val block = f.footer.getBlocks.get(g)
           val start = firstRow
           firstRow += block.getRowCount
           if (block.getRowCount == 0) Nil
           else Seq(RowGroupSlice(split.copy(start = f.assignment.midpointOf(g), length = 1), start, block.getRowCount,
-            proof.stats(block).get(column)))
+            proof.stats(block).get(column), f.firstRow(g)))
         }
-        if (alone) Some(new SplitSlices(slices, fileFirstRow, settings)) else None
+        if (alone) Some(new SplitSlices(slices, settings)) else None
       }
     } catch {
       case NonFatal(e) => logInfo(s"lmspark reads the split of $path whole in the top-k's first pass: $e"); None
