@@ -18,7 +18,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import lmspark.testutil.LocalInputFile
 import lmspark.plan.LmMetrics
-import lmspark.testutil.{LmSparkSession, MetadataSurgery}
+import lmspark.testutil.{LmSparkSession, MetadataSurgery, TopKChecks}
 import lmspark.testutil.MetadataSurgery.Plain
 
 /**
@@ -27,7 +27,9 @@ import lmspark.testutil.MetadataSurgery.Plain
  * would prune rows that are there (or read the wrong pages). For each trap query, lmspark (every
  * pruning flag on) must give the rows of vanilla Spark with filter pushdown off (the data itself),
  * read the file itself, count the bad metadata in the matching "ignored" metric when the query needs
- * it, and prune no page with an index it should have ignored.
+ * it, and prune no page with an index it should have ignored. Top-k queries (`ORDER BY c LIMIT k`)
+ * over each column the trap's queries filter must give Spark's top-k: the top-k scan leaves row
+ * groups by the key's statistics and pages by its column index.
  *
  * What vanilla Spark 4.1.3 returns with filter pushdown on (parquet-java's statistics, dictionary,
  * bloom and column-index filtering, all on by default) is logged per query, not asserted: it trusts
@@ -37,7 +39,7 @@ import lmspark.testutil.MetadataSurgery.Plain
  * dictionary; `x` = id (INT32, sorted, bloom filter), `u` = id * 7919 % 1000 (unsorted), `d` = id / 2
  * and `f` = id / 4 with NaN where id % 100 == 37, `s` a string starting "é", "zz" or "a".
  */
-class MetadataTrapSuite extends AnyFunSuite with LmSparkSession {
+class MetadataTrapSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
 
   private val RgRows = 1000
   private val PageRows = 100
@@ -165,7 +167,35 @@ class MetadataTrapSuite extends AnyFunSuite with LmSparkSession {
       }
       failures ++= problems.map(p => s"$sql\n  $p")
     }
+    if (assertRows) failures ++= topKProblems(file, queries)
     if (failures.nonEmpty) fail(s"[$name] ${failures.size} problems in ${queries.size} queries:\n${failures.mkString("\n")}")
+  }
+
+  /** What is wrong with top-k queries (`ORDER BY c ... LIMIT k`, no filter, one task) over the trap
+    * file, on each column its queries filter: pass 1 leaves row groups by the key's statistics and,
+    * once the top-k is full, prunes pages by the key's column index with a bound on it, so a lie
+    * trusted there would drop rows the top-k keeps. Each must give, task by task and in the end,
+    * the rows of Spark's scan and top-k ([[TopKChecks.checkTopK]]), lmspark reading the file itself. */
+  private def topKProblems(file: Path, queries: Seq[Q]): Seq[String] = {
+    val columns = Seq("x", "u", "d", "f", "s").filter(c => queries.exists(q => s"\\b$c\\b".r.findFirstIn(q.where).isDefined))
+    for {
+      c <- columns
+      order <- Seq(s"$c DESC", s"$c ASC")
+      limit <- Seq(7, 150)
+      sql = s"SELECT * FROM parquet.`$file` ORDER BY $order LIMIT $limit"
+      problem <- withConf("spark.lmspark.enabled" -> "true", "spark.sql.files.maxPartitionBytes" -> "128m") {
+        Try(checkTopK(spark.sql(sql), sql)) match {
+          case Failure(e) => Some(s"top-k: ${rootCause(e)}")
+          case Success(scan) if scan.metrics(LmMetrics.FilesFallback).value != 0 || scan.metrics(LmMetrics.FilesRead).value < 1 =>
+            Some("top-k: the trap file must be read by lmspark itself, not handed to Spark's reader")
+          case Success(scan) =>
+            def m(name: String) = scan.metrics(name).value
+            info(s"top-k $order LIMIT $limit: ${m(LmMetrics.TopKRowGroupsUnread)} row groups unread, " +
+              s"${m(LmMetrics.TopKRowsRanked)} rows ranked, ${m(LmMetrics.PagesPruned)} pages pruned")
+            None
+        }
+      }
+    } yield s"$sql\n  $problem"
   }
 
   private def rootCause(e: Throwable): Throwable = Iterator.iterate(e)(_.getCause).takeWhile(_ != null).toSeq.last
