@@ -35,27 +35,9 @@ final class CanonicalRows {
 
   /** Every row of a Spark batch whose columns have the types of `schema`. */
   def addBatch(batch: ColumnarBatch, schema: StructType): Unit = {
-    val sb = new java.lang.StringBuilder
     var i = 0
-    while (i < batch.numRows()) {
-      sb.setLength(0)
-      var c = 0
-      while (c < schema.length) {
-        if (c > 0) sb.append('|')
-        sb.append(CanonicalRows.cell(batch.column(c), i, schema(c).dataType))
-        c += 1
-      }
-      add(sb.toString)
-      i += 1
-    }
+    while (i < batch.numRows()) { add(CanonicalRows.rowOf(batch, i, schema)); i += 1 }
   }
-
-  /** One row of parquet-java's example `Group` reader (a flat schema), in the Spark form of `schema`. */
-  def addGroup(g: Group, parquet: MessageType, schema: StructType): Unit =
-    add(schema.indices.map { c =>
-      if (g.getFieldRepetitionCount(c) == 0) "N"
-      else CanonicalRows.fromParquet(g, c, parquet, schema(c).dataType)
-    }.mkString("|"))
 }
 
 object CanonicalRows {
@@ -65,6 +47,25 @@ object CanonicalRows {
     a.foreach(b => sb.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16)))
     sb.toString
   }
+
+  /** Row `i` of a Spark batch whose columns have the types of `schema`, in the canonical form. */
+  def rowOf(batch: ColumnarBatch, i: Int, schema: StructType): String = {
+    val sb = new java.lang.StringBuilder
+    var c = 0
+    while (c < schema.length) {
+      if (c > 0) sb.append('|')
+      sb.append(cell(batch.column(c), i, schema(c).dataType))
+      c += 1
+    }
+    sb.toString
+  }
+
+  /** A row of parquet-java's example `Group` reader (a flat schema) in the Spark form of `schema`. */
+  def groupRow(g: Group, parquet: MessageType, schema: StructType): String =
+    schema.indices.map { c =>
+      if (g.getFieldRepetitionCount(c) == 0) "N"
+      else fromParquet(g, c, parquet, schema(c).dataType)
+    }.mkString("|")
 
   def float(f: Float): String = Integer.toHexString(java.lang.Float.floatToIntBits(f))
   def double(d: Double): String = java.lang.Long.toHexString(java.lang.Double.doubleToLongBits(d))

@@ -2,6 +2,8 @@ package lmspark.fuzz
 
 import java.io.File
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.hadoop.mapred.FileSplit
@@ -17,24 +19,29 @@ import org.apache.spark.sql.execution.datasources.parquet.{ParquetReadSupport, P
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.vectorized.ColumnarBatch
 
 import lmspark.meta.FooterReader
 import lmspark.plan.ScanMetrics
-import lmspark.scan.{FileBatchReader, FileReadPlan, ScanSettings}
+import lmspark.scan.{FileBatchReader, FileReadPlan, ScanSettings, WantedRows}
 
 /**
  * The child process of the fuzz test: reads each file named on its command line, one after
- * another, with three readers, and prints one line per reader per file as soon as that read ends:
+ * another, with four readers, and prints one line per reader per file as soon as that read ends:
  *
  *   - `lm`: lmspark's scan layer ([[FooterReader]], [[FileReadPlan]], [[FileBatchReader]]) on the
  *     whole file, every column, no filter, batch after batch, without a SparkSession;
+ *   - `lm-wanted`: the same, asked for the rows [[isWanted]] names only ([[WantedRows]], as a top-k's
+ *     second pass asks): row groups and pages holding none of them are skipped, not decoded;
  *   - `spark`: vanilla Spark's `VectorizedParquetRecordReader`, initialised as Spark's
  *     `ParquetFileFormat` does (a split over the whole file, `ParquetReadSupport`, requested schema);
  *   - `pq`: parquet-java's record reader with its example `Group` materializer.
  *
- * Arguments: `<readers>=<file>`, readers a comma-separated subset of `lm,spark,pq` (or of the
- * `selftest-*` readers that hang, exhaust the heap or halt the JVM, for the runner's own test).
- * Lines: `begin <reader> <file>` before a read, then `<reader> <file> ROWS <digest> <rows>`,
+ * Arguments: `<readers>=<file>`, readers a comma-separated subset of `lm,lm-wanted,spark,pq` (or of
+ * the `selftest-*` readers that hang, exhaust the heap or halt the JVM, for the runner's own test).
+ * Lines: `begin <reader> <file>` before a read, then `<reader> <file> ROWS <digest> <rows>
+ * <wanted digest> <wanted rows>` (the whole read's, then its wanted rows'; `lm-wanted` prints the
+ * first two only, of the rows it yielded),
  * `<reader> <file> ERROR <exception class>: <message>`, `lm <file> FALLBACK <reason>` (lmspark hands
  * the file to Spark's reader) or `<reader> <file> NOSCHEMA <message>` (Spark could not even infer a
  * schema from the footer, so no reader is reached). Rows are compared in [[CanonicalRows]] form.
@@ -87,7 +94,8 @@ object FuzzChild {
           Right((parquet, new ParquetToSparkSchemaConverter(conf).convert(parquet)))
         } catch { case e: Throwable => Left(describe(e)) }
       for ((name, read) <- Seq[(String, () => String)](
-          "lm" -> (() => readLm(file, conf, inferred)),
+          "lm" -> (() => readLm(file, conf, inferred, wantedOnly = false)),
+          "lm-wanted" -> (() => readLm(file, conf, inferred, wantedOnly = true)),
           "spark" -> (() => readSpark(file, conf, inferred)),
           "pq" -> (() => readParquetJava(file, conf, inferred)),
           // Misbehaving readers for the runner's own test (never asked for in a fuzz run).
@@ -110,7 +118,27 @@ object FuzzChild {
     ScanMetrics(m(), m(), m(), m(), m(), m(), m(), m(), m(), m(), m(), m(), m(), m(), m(), m(), m(), m(), m(), m())
   }
 
-  private def readLm(file: File, conf: Configuration, inferred: Either[String, (MessageType, StructType)]): String = {
+  /** The rows `lm-wanted` asks for, by the file's row ordinal: one row in 53 and two runs, one across
+    * the generated seeds' first row-group boundary (row 400). */
+  def isWanted(ordinal: Long): Boolean = ordinal % 53 == 7 || (ordinal >= 395 && ordinal < 405) || (ordinal >= 530 && ordinal < 545)
+
+  /** How far `lm-wanted` looks for wanted rows (a damaged footer may claim any row count). */
+  private val MaxWantedOrdinal = 1L << 22
+
+  /** A whole read's digests: every row, and the wanted ones among them. */
+  private final class Digests {
+    private val all = new CanonicalRows
+    private val wanted = new CanonicalRows
+    def add(row: String): Unit = { if (isWanted(all.count)) wanted.add(row); all.add(row) }
+    def addBatch(batch: ColumnarBatch, schema: StructType): Unit = {
+      var i = 0
+      while (i < batch.numRows()) { add(CanonicalRows.rowOf(batch, i, schema)); i += 1 }
+    }
+    def result: String = s"ROWS ${all.hex} ${all.count} ${wanted.hex} ${wanted.count}"
+  }
+
+  private def readLm(file: File, conf: Configuration, inferred: Either[String, (MessageType, StructType)],
+      wantedOnly: Boolean): String = {
     val size = file.length()
     val open = FooterReader.open(conf, new Path(file.getAbsolutePath), size, file.lastModified(), 0, size)
     val schema = inferred match {
@@ -123,12 +151,25 @@ object FuzzChild {
     plan match {
       case Left(why) => open.close(); s"FALLBACK ${oneLine(why)}"
       case Right(p) =>
-        val reader = try new FileBatchReader(open, p, InternalRow.empty, settings, metrics())
+        val wanted =
+          if (!wantedOnly) null
+          else {
+            val claimed = open.footer.getBlocks.asScala.map(b => math.max(0L, b.getRowCount)).sum
+            new WantedRows(Iterator.range(0, math.min(claimed, MaxWantedOrdinal).toInt).map(_.toLong).filter(isWanted).toArray)
+          }
+        val reader = try new FileBatchReader(open, p, InternalRow.empty, settings, metrics(), wanted)
         catch { case e: Throwable => open.close(); throw e }
-        val rows = new CanonicalRows
-        try while (reader.hasNext) rows.addBatch(reader.next(), schema)
-        finally reader.close()
-        s"ROWS ${rows.hex} ${rows.count}"
+        if (wantedOnly) {
+          val rows = new CanonicalRows
+          try while (reader.hasNext) rows.addBatch(reader.next(), schema)
+          finally reader.close()
+          s"ROWS ${rows.hex} ${rows.count}"
+        } else {
+          val rows = new Digests
+          try while (reader.hasNext) rows.addBatch(reader.next(), schema)
+          finally reader.close()
+          rows.result
+        }
     }
   }
 
@@ -145,9 +186,9 @@ object FuzzChild {
       reader.initialize(new FileSplit(new Path(file.getAbsolutePath), 0, file.length(), Array.empty[String]),
         new TaskAttemptContextImpl(c, new TaskAttemptID()))
       reader.initBatch(new StructType(), InternalRow.empty)
-      val rows = new CanonicalRows
+      val rows = new Digests
       while (reader.nextBatch()) rows.addBatch(reader.resultBatch(), schema)
-      s"ROWS ${rows.hex} ${rows.count}"
+      rows.result
     } finally reader.close()
   }
 
@@ -160,10 +201,10 @@ object FuzzChild {
     val reader = ParquetReader.builder(new GroupReadSupport(), new Path(file.getAbsolutePath)).withConf(conf)
       .withFileRange(0, file.length()).build()
     try {
-      val rows = new CanonicalRows
+      val rows = new Digests
       var g = reader.read()
-      while (g != null) { rows.addGroup(g, parquet, schema); g = reader.read() }
-      s"ROWS ${rows.hex} ${rows.count}"
+      while (g != null) { rows.add(CanonicalRows.groupRow(g, parquet, schema)); g = reader.read() }
+      rows.result
     } finally reader.close()
   }
 }

@@ -8,7 +8,8 @@ import java.util.concurrent.{LinkedBlockingQueue, TimeUnit}
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
-/** What one reader made of one file: `ROWS` (detail `<digest> <rows>`), `ERROR`, `FALLBACK`,
+/** What one reader made of one file: `ROWS` (detail `<digest> <rows> <wanted digest> <wanted rows>`,
+  * or `<digest> <rows>` for `lm-wanted`; [[FuzzChild]]), `ERROR`, `FALLBACK`,
   * `NOSCHEMA` (as the child printed them), or what the parent saw: `HANG`, `CRASH`, `OOM`, and
   * `NOTRUN` for a reference never reached. */
 final case class ReadResult(kind: String, detail: String) {
@@ -28,8 +29,8 @@ object FuzzRunner {
   /** How long a new child may take to print its first line. */
   private val startupSeconds = 120
 
-  /** The readers of every file, in the order the child runs them (lmspark first). */
-  val readers: Seq[String] = Seq("lm", "spark", "pq")
+  /** The readers of every file, in the order the child runs them (lmspark's first). */
+  val readers: Seq[String] = Seq("lm", "lm-wanted", "spark", "pq")
 
   private val addOpens = Seq("java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio",
     "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "sun.nio.ch", "sun.nio.cs",

@@ -21,9 +21,17 @@ import lmspark.testutil.TestFiles
  * reached). Failures: `hang`, `crash`, `oom`, `different-rows` (rows matching no reference),
  * `rows-but-every-reference-failed`, `error-without-file`.
  *
+ * lmspark reads each file a second time asking for some rows only (`lm-wanted`: [[FuzzChild.isWanted]]'s,
+ * as a top-k's second pass asks, so row groups and pages holding none are skipped undecoded). That
+ * read is judged the same way against the wanted rows of the whole reads, lmspark's own included.
+ * Where no whole read gave rows, its rows are allowed (the damage may lie in pages the wanted rows do
+ * not need) and counted as the seed's wanted rows (`seeds-wanted-rows`) or not (`wanted-rows-unverified`).
+ *
  * A second run mutates only the footer's row-group table ([[Mutator.mutateRowGroupTable]]): there
  * the seed's row count is the truth, and lmspark returning another count without an error fails
- * the test even when a reference returns that count too (`row-count-not-the-seeds`).
+ * the test even when a reference returns that count too (`row-count-not-the-seeds`), as does a count
+ * of wanted rows other than the seed's (`wanted-row-count-not-the-seeds`; their order follows the
+ * row-group table, which may list the row groups in another order).
  *
  * `LMSPARK_FUZZ_MUTANTS` (default 300), `LMSPARK_FUZZ_FOOTER_MUTANTS` (default 150) and
  * `LMSPARK_FUZZ_SEED` set the runs' sizes and seed;
@@ -61,7 +69,8 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
     val r = seedResults(p)
     val lm = rows(r.get("lm"))
     val references = Seq("spark", "pq").flatMap(n => rows(r.get(n)))
-    lm.isDefined && references.nonEmpty && references.forall(lm.contains)
+    lm.isDefined && references.nonEmpty && references.forall(lm.contains) &&
+      rows(r.get("lm-wanted")).exists(w => r.get("lm").flatMap(FuzzSuite.wantedPart).contains(w))
   }
 
   /** The Variant seed (a column Spark 4.1 wrote shredded): where this line's Spark reads it as a Variant,
@@ -98,9 +107,23 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(FuzzSuite.classify(p, Map("lm" -> rowsA, "spark" -> rowsA, "pq" -> rowsA), seedRows) == "same-as-reference")
     assert(FuzzSuite.classify(p, Map("lm" -> ReadResult("ROWS", "cccc 0"), "spark" -> ReadResult("ROWS", "cccc 0")), seedRows) ==
       "row-count-not-the-seeds")
+    // The wanted-rows read, against the wanted part of the whole reads (lmspark's own included).
+    def w(wanted: ReadResult, lm: ReadResult, spark: ReadResult, seed: ReadResult = failed, truth: Boolean = false) =
+      FuzzSuite.classifyWanted(p, Map("lm-wanted" -> wanted, "lm" -> lm, "spark" -> spark, "pq" -> failed), seed, truth)
+    val wholeA = ReadResult("ROWS", "aaaa 10 wwww 2")
+    val wantedW = ReadResult("ROWS", "wwww 2")
+    assert(w(wantedW, failed, wholeA) == "same-as-reference")
+    assert(w(wantedW, wholeA, failed) == "same-as-reference")
+    assert(w(ReadResult("ROWS", "vvvv 2"), failed, wholeA) == "different-rows")
+    assert(w(ReadResult("ROWS", "vvvv 2"), wholeA, failed) == "different-rows")
+    assert(w(wantedW, failed, failed) == "wanted-rows-unverified")
+    assert(w(wantedW, failed, failed, seed = wantedW) == "seeds-wanted-rows")
+    assert(w(wantedW, wholeA, wholeA, seed = ReadResult("ROWS", "uuuu 2"), truth = true) == "same-as-reference")
+    assert(w(wantedW, wholeA, wholeA, seed = ReadResult("ROWS", "wwww 3"), truth = true) == "wanted-row-count-not-the-seeds")
+    assert(w(ReadResult("ERROR", "java.lang.ArrayIndexOutOfBoundsException: 5"), wholeA, wholeA) == "error-without-file")
     assert(FuzzSuite.outcomes.filterNot(FuzzSuite.allowed) ==
       Seq("hang", "crash", "oom", "different-rows", "rows-but-every-reference-failed", "error-without-file",
-        "row-count-not-the-seeds"))
+        "row-count-not-the-seeds", "wanted-row-count-not-the-seeds"))
   }
 
   test("the runner reports a crash, a hang and an OOM of a child as such, and carries on with the next read") {
@@ -134,6 +157,7 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(usable.nonEmpty)
     val layouts = usable.map(p => new FileLayout(Files.readAllBytes(p)))
     val seedRows = usable.map(p => if (declined(p)) -1L else rowCount(seedResults(p)("lm")))
+    val seedWanted = usable.map(p => seedResults(p).getOrElse("lm-wanted", ReadResult("NOTRUN", "")))
     val mutantDir = Files.createDirectories(dir.resolve(name))
     final case class Made(index: Int, seed: Long, from: Int, path: Path, description: String)
     val made = (0 until count).filter(i => only.forall(_.contains(i))).map { i =>
@@ -150,28 +174,32 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
     val seconds = (System.nanoTime() - started) / 1e9
     assert(errors.isEmpty, errors.mkString("\n"))
 
+    // Each mutant's outcome for the whole read and for the wanted rows.
     val classified = made.map { m =>
       val r = results.getOrElse(m.path, Map.empty)
-      (m, FuzzSuite.classify(m.path, r, if (truth) Some(seedRows(m.from)) else None), r)
+      (m, FuzzSuite.classify(m.path, r, if (truth) Some(seedRows(m.from)) else None),
+        FuzzSuite.classifyWanted(m.path, r, seedWanted(m.from), truth), r)
     }
     val counts = classified.groupBy(_._2).map { case (o, xs) => o -> xs.size }
-    val failing = classified.filterNot(c => FuzzSuite.allowed(c._2))
+    val wantedCounts = classified.groupBy(_._3).map { case (o, xs) => o -> xs.size }
+    val failing = classified.filterNot(c => FuzzSuite.allowed(c._2) && FuzzSuite.allowed(c._3))
 
     val failDir = Paths.get("target", s"fuzz-failures-$name")
     TestFiles.deleteRecursively(failDir)
     if (failing.nonEmpty) Files.createDirectories(failDir)
-    failing.foreach { case (m, _, _) =>
+    failing.foreach { case (m, _, _, _) =>
       Files.copy(m.path, failDir.resolve(m.path.getFileName), StandardCopyOption.REPLACE_EXISTING)
     }
-    val table = FuzzSuite.outcomes.filter(counts.contains).map { o =>
-      s"| $o | ${counts(o)} | ${if (FuzzSuite.allowed(o)) "allowed" else "FAILURE"} |"
+    val table = FuzzSuite.outcomes.filter(o => counts.contains(o) || wantedCounts.contains(o)).map { o =>
+      s"| $o | ${counts.getOrElse(o, 0)} | ${wantedCounts.getOrElse(o, 0)} | ${if (FuzzSuite.allowed(o)) "allowed" else "FAILURE"} |"
     }
     val seedsText = usable.map(_.getFileName.toString).mkString(", ")
     def show(r: Map[String, ReadResult], reader: String, limit: Int): String =
       r.get(reader).fold("none") { x => val t = x.toString; if (t.length > limit) t.take(limit) + "..." else t }
-    val lines = failing.map { case (m, o, r) =>
-      s"- mutant ${m.index} (mutation seed ${m.seed}, seed file ${usable(m.from).getFileName}): ${m.description} -> **$o**; " +
-        s"lm: ${show(r, "lm", 2000)}; spark: ${show(r, "spark", 300)}; pq: ${show(r, "pq", 300)}"
+    val lines = failing.map { case (m, o, ow, r) =>
+      s"- mutant ${m.index} (mutation seed ${m.seed}, seed file ${usable(m.from).getFileName}): ${m.description} -> **$o**, " +
+        s"wanted rows **$ow**; lm: ${show(r, "lm", 2000)}; lm-wanted: ${show(r, "lm-wanted", 2000)}; " +
+        s"spark: ${show(r, "spark", 300)}; pq: ${show(r, "pq", 300)}"
     }
     val text = (Seq(
       s"# Fuzz outcomes: $name",
@@ -180,8 +208,8 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
         f"${usable.size} seed files, read in $seconds%.0f s by $workers children at a time" +
         (if (truth) "; a row count other than the seed's is a failure." else "."),
       "",
-      "| outcome | mutants | |",
-      "|---|---|---|") ++ table ++ Seq(
+      "| outcome | mutants (whole file) | mutants (wanted rows) | |",
+      "|---|---|---|---|") ++ table ++ Seq(
       "",
       s"Failing mutants (copied to $failDir/; rerun one with LMSPARK_FUZZ_SEED=$runSeed " +
         "LMSPARK_FUZZ_ONLY=<n>):",
@@ -196,38 +224,68 @@ class FuzzSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(failing.isEmpty, s"${failing.size} mutants failed (see target/$report):\n${lines.mkString("\n")}")
   }
 
-  private def rowCount(r: ReadResult): Long = r.detail.trim.split(" ").last.toLong
+  private def rowCount(r: ReadResult): Long = FuzzSuite.rowCount(r)
 }
 
 object FuzzSuite {
 
   val outcomes: Seq[String] = Seq("same-as-reference", "error-naming-file", "handed-to-spark", "schema-not-inferable",
-    "hang", "crash", "oom", "different-rows", "rows-but-every-reference-failed", "error-without-file",
-    "row-count-not-the-seeds")
+    "seeds-wanted-rows", "wanted-rows-unverified", "hang", "crash", "oom", "different-rows",
+    "rows-but-every-reference-failed", "error-without-file", "row-count-not-the-seeds", "wanted-row-count-not-the-seeds")
 
-  def allowed(outcome: String): Boolean =
-    Set("same-as-reference", "error-naming-file", "handed-to-spark", "schema-not-inferable")(outcome)
+  def allowed(outcome: String): Boolean = Set("same-as-reference", "error-naming-file", "handed-to-spark",
+    "schema-not-inferable", "seeds-wanted-rows", "wanted-rows-unverified")(outcome)
+
+  /** The row count of a read's `ROWS` detail. */
+  def rowCount(r: ReadResult): Long = r.detail.trim.split(" ")(1).toLong
+
+  /** The wanted rows' digest and count in a whole read's `ROWS` detail (as `lm-wanted` prints them). */
+  def wantedPart(r: ReadResult): Option[String] =
+    if (r.kind != "ROWS") None
+    else r.detail.trim.split(" ") match {
+      case Array(_, _, digest, count) => Some(s"$digest $count")
+      case _ => None
+    }
+
+  /** An outcome other than rows, the same for either of lmspark's reads. */
+  private def notRows(path: Path, lm: ReadResult): String = lm.kind match {
+    case "HANG" => "hang"
+    case "OOM" => "oom"
+    case "CRASH" => "crash"
+    case "ERROR" =>
+      if (lm.detail.contains(path.toString) || lm.detail.contains(path.getFileName.toString)) "error-naming-file"
+      else "error-without-file"
+    case "FALLBACK" => "handed-to-spark"
+    case "NOSCHEMA" => "schema-not-inferable"
+    case other => s"unknown-$other"
+  }
+
+  /** lmspark's outcome reading the wanted rows of one mutant: the wanted part of some whole read
+    * (a reference's or lmspark's own); where there is none, whether they are the wanted rows of the
+    * seed (`seed`: its `lm-wanted` read). With `truth`, as many wanted rows as the seed's. */
+  def classifyWanted(path: Path, r: Map[String, ReadResult], seed: ReadResult, truth: Boolean): String =
+    r.get("lm-wanted") match {
+      case None => "crash"
+      case Some(w) if w.kind != "ROWS" => notRows(path, w)
+      case Some(w) if truth && (seed.kind != "ROWS" || rowCount(seed) != rowCount(w)) => "wanted-row-count-not-the-seeds"
+      case Some(w) =>
+        val whole = Seq("lm", "spark", "pq").flatMap(r.get).filter(_.kind == "ROWS")
+        if (whole.exists(x => wantedPart(x).contains(w.detail))) "same-as-reference"
+        else if (whole.nonEmpty) "different-rows"
+        else if (seed.kind == "ROWS" && seed.detail == w.detail) "seeds-wanted-rows"
+        else "wanted-rows-unverified"
+    }
 
   /** lmspark's outcome on one mutant, from the readers' results; with `seedRows`, rows whose count
     * is not the seed's are lost (or invented) in silence, whatever the references say. */
   def classify(path: Path, r: Map[String, ReadResult], seedRows: Option[Long] = None): String = r.get("lm") match {
     case None => "crash"
-    case Some(lm) => lm.kind match {
-      case "HANG" => "hang"
-      case "OOM" => "oom"
-      case "CRASH" => "crash"
-      case "ERROR" =>
-        if (lm.detail.contains(path.toString) || lm.detail.contains(path.getFileName.toString)) "error-naming-file"
-        else "error-without-file"
-      case "FALLBACK" => "handed-to-spark"
-      case "NOSCHEMA" => "schema-not-inferable"
-      case "ROWS" if seedRows.exists(_ != lm.detail.trim.split(" ").last.toLong) => "row-count-not-the-seeds"
-      case "ROWS" =>
-        val references = Seq("spark", "pq").flatMap(r.get).filter(_.kind == "ROWS")
-        if (references.exists(_.detail == lm.detail)) "same-as-reference"
-        else if (references.isEmpty) "rows-but-every-reference-failed"
-        else "different-rows"
-      case other => s"unknown-$other"
-    }
+    case Some(lm) if lm.kind != "ROWS" => notRows(path, lm)
+    case Some(lm) if seedRows.exists(_ != rowCount(lm)) => "row-count-not-the-seeds"
+    case Some(lm) =>
+      val references = Seq("spark", "pq").flatMap(r.get).filter(_.kind == "ROWS")
+      if (references.exists(_.detail == lm.detail)) "same-as-reference"
+      else if (references.isEmpty) "rows-but-every-reference-failed"
+      else "different-rows"
   }
 }
