@@ -291,8 +291,14 @@ final class NestedLeafReader(
     pageRemaining = entries
   }
 
+  /** Sizes the level arrays for a page of `n` entries, which the chunk's `num_values` bounds: the
+    * headers passed so far (this page's included) may not hold more (a count no array could hold
+    * is an error, not an allocation). */
   private def levelsFor(n: Int): Unit = {
     if (n < 0) throw pages.error(s"data page has negative num_values $n")
+    if (chunkValues >= 0 && valuesSeen > chunkValues)
+      throw pages.error(s"data page has num_values $n, which takes its chunk's data pages to at least $valuesSeen " +
+        s"level entries, more than the column chunk's num_values $chunkValues")
     if (repLv.length < n) { repLv = new Array[Int](math.max(n, repLv.length * 2)); defLv = new Array[Int](repLv.length) }
     entries = n
   }

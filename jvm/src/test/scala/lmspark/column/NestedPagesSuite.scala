@@ -44,7 +44,9 @@ class NestedPagesSuite extends AnyFunSuite {
 
   /** One uncompressed data page of `entries`: v1 (levels length-prefixed, then PLAIN values) or v2
     * (`rows` its num_rows, -1: the records its levels start). */
-  private def page(entries: Seq[Entry], v2: Boolean, rows: Int = -1, maxDef: Int = 3, repeated: Boolean = true): Array[Byte] = {
+  private def page(entries: Seq[Entry], v2: Boolean, rows: Int = -1, maxDef: Int = 3, repeated: Boolean = true,
+      numValues: Int = -1): Array[Byte] = {
+    val count = if (numValues >= 0) numValues else entries.size
     val rep = if (repeated) rle(entries.map(_.rep), 1) else Array.emptyByteArray
     val defs = rle(entries.map(_.defn), 2)
     val values = entries.filter(_.defn == maxDef).flatMap(e => le(e.value)).toArray
@@ -52,14 +54,14 @@ class NestedPagesSuite extends AnyFunSuite {
       if (!v2) {
         val b = (if (repeated) le(rep.length) ++ rep else Array.emptyByteArray) ++ le(defs.length) ++ defs ++ values
         val h = new PageHeader(PageType.DATA_PAGE, b.length, b.length)
-        h.setData_page_header(new DataPageHeader(entries.size, Encoding.PLAIN, Encoding.RLE, Encoding.RLE))
+        h.setData_page_header(new DataPageHeader(count, Encoding.PLAIN, Encoding.RLE, Encoding.RLE))
         (b, h)
       } else {
         val b = rep ++ defs ++ values
         val h = new PageHeader(PageType.DATA_PAGE_V2, b.length, b.length)
         val nulls = entries.count(_.defn < maxDef)
         val numRows = if (rows >= 0) rows else entries.count(_.rep == 0)
-        val dh = new DataPageHeaderV2(entries.size, nulls, numRows, Encoding.PLAIN, defs.length, rep.length)
+        val dh = new DataPageHeaderV2(count, nulls, numRows, Encoding.PLAIN, defs.length, rep.length)
         dh.setIs_compressed(false)
         h.setData_page_header_v2(dh)
         (b, h)
@@ -71,11 +73,11 @@ class NestedPagesSuite extends AnyFunSuite {
   }
 
   private def reader(chunk: Array[Byte], records: Long, slotDef: Int = 2,
-      d: org.apache.parquet.column.ColumnDescriptor = descriptor): NestedLeafReader = {
+      d: org.apache.parquet.column.ColumnDescriptor = descriptor, chunkValues: Long = -1L): NestedLeafReader = {
     val ctx = new ChunkContext("crafted.parquet", "a.list.element", 3)
     new NestedLeafReader(d, PageSource.fromBytes(chunk, 0, chunk.length, ctx, CompressionCodecName.UNCOMPRESSED),
       records, VectorWriter.Ints, slotDef, null,
-      if (d.getMaxRepetitionLevel == 0) Array(0) else NestedLeafReader.repDefs(listSchema, d))
+      if (d.getMaxRepetitionLevel == 0) Array(0) else NestedLeafReader.repDefs(listSchema, d), chunkValues)
   }
 
   /** Random records of the list column: null lists, empty lists, null elements, long lists. */
@@ -129,9 +131,9 @@ class NestedPagesSuite extends AnyFunSuite {
     }
   }
 
-  private def failure(chunk: Array[Byte], records: Long, d: org.apache.parquet.column.ColumnDescriptor = descriptor)(
-      use: NestedLeafReader => Unit): ParquetDecodeException = {
-    val lm = reader(chunk, records, d = d)
+  private def failure(chunk: Array[Byte], records: Long, d: org.apache.parquet.column.ColumnDescriptor = descriptor,
+      chunkValues: Long = -1L)(use: NestedLeafReader => Unit): ParquetDecodeException = {
+    val lm = reader(chunk, records, d = d, chunkValues = chunkValues)
     try intercept[ParquetDecodeException](use(lm)) finally lm.close()
   }
 
@@ -186,6 +188,14 @@ class NestedPagesSuite extends AnyFunSuite {
     // Pages that only ever continue the first record (no repetition level 0 after it): still an error at the end.
     val endless = page(one, v2 = false) ++ (1 to 50).map(i => page(Seq(Entry(1, 3, i)), v2 = false)).reduce(_ ++ _)
     assertNamed(failure(endless, 2)(readAll), "no more data pages")
+  }
+
+  test("a page whose num_values takes its chunk past the chunk's num_values fails before its levels are sized") {
+    // Int.MaxValue level entries would be 16 GB of level arrays (the fuzz test's mutant 717 of seed 20261202).
+    for (v2 <- Seq(false, true)) {
+      val chunk = page(one, v2) ++ page(one, v2, numValues = Int.MaxValue)
+      assertNamed(failure(chunk, 2, chunkValues = 2L * one.size)(readAll), "more than the column chunk's num_values 4")
+    }
   }
 
   test("a v2 page whose num_rows disagrees with its levels fails") {
