@@ -32,12 +32,6 @@ final class CanonicalRows {
     digest.update('\n'.toByte)
     rows += 1
   }
-
-  /** Every row of a Spark batch whose columns have the types of `schema`. */
-  def addBatch(batch: ColumnarBatch, schema: StructType): Unit = {
-    var i = 0
-    while (i < batch.numRows()) { add(CanonicalRows.rowOf(batch, i, schema)); i += 1 }
-  }
 }
 
 object CanonicalRows {

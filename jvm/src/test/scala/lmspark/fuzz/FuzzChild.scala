@@ -125,16 +125,17 @@ object FuzzChild {
   /** How far `lm-wanted` looks for wanted rows (a damaged footer may claim any row count). */
   private val MaxWantedOrdinal = 1L << 22
 
-  /** A whole read's digests: every row, and the wanted ones among them. */
-  private final class Digests {
+  /** A read's digests: every row, and with `whole` (a read of every row) the wanted ones among
+    * them, by ordinal. */
+  private final class Digests(whole: Boolean) {
     private val all = new CanonicalRows
     private val wanted = new CanonicalRows
-    def add(row: String): Unit = { if (isWanted(all.count)) wanted.add(row); all.add(row) }
+    def add(row: String): Unit = { if (whole && isWanted(all.count)) wanted.add(row); all.add(row) }
     def addBatch(batch: ColumnarBatch, schema: StructType): Unit = {
       var i = 0
       while (i < batch.numRows()) { add(CanonicalRows.rowOf(batch, i, schema)); i += 1 }
     }
-    def result: String = s"ROWS ${all.hex} ${all.count} ${wanted.hex} ${wanted.count}"
+    def result: String = s"ROWS ${all.hex} ${all.count}" + (if (whole) s" ${wanted.hex} ${wanted.count}" else "")
   }
 
   private def readLm(file: File, conf: Configuration, inferred: Either[String, (MessageType, StructType)],
@@ -159,17 +160,10 @@ object FuzzChild {
           }
         val reader = try new FileBatchReader(open, p, InternalRow.empty, settings, metrics(), wanted)
         catch { case e: Throwable => open.close(); throw e }
-        if (wantedOnly) {
-          val rows = new CanonicalRows
-          try while (reader.hasNext) rows.addBatch(reader.next(), schema)
-          finally reader.close()
-          s"ROWS ${rows.hex} ${rows.count}"
-        } else {
-          val rows = new Digests
-          try while (reader.hasNext) rows.addBatch(reader.next(), schema)
-          finally reader.close()
-          rows.result
-        }
+        val rows = new Digests(whole = !wantedOnly)
+        try while (reader.hasNext) rows.addBatch(reader.next(), schema)
+        finally reader.close()
+        rows.result
     }
   }
 
@@ -186,7 +180,7 @@ object FuzzChild {
       reader.initialize(new FileSplit(new Path(file.getAbsolutePath), 0, file.length(), Array.empty[String]),
         new TaskAttemptContextImpl(c, new TaskAttemptID()))
       reader.initBatch(new StructType(), InternalRow.empty)
-      val rows = new Digests
+      val rows = new Digests(whole = true)
       while (reader.nextBatch()) rows.addBatch(reader.resultBatch(), schema)
       rows.result
     } finally reader.close()
@@ -201,7 +195,7 @@ object FuzzChild {
     val reader = ParquetReader.builder(new GroupReadSupport(), new Path(file.getAbsolutePath)).withConf(conf)
       .withFileRange(0, file.length()).build()
     try {
-      val rows = new Digests
+      val rows = new Digests(whole = true)
       var g = reader.read()
       while (g != null) { rows.add(CanonicalRows.groupRow(g, parquet, schema)); g = reader.read() }
       rows.result
