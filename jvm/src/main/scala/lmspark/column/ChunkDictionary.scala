@@ -8,10 +8,10 @@ import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData
 import org.apache.parquet.schema.PrimitiveType
 
 import lmspark.decode.{DecodeException, Dictionary}
-import lmspark.io.{ChunkInput, PageSource}
+import lmspark.io.{ChunkInput, DictionaryPage, HeldDictionaryPage, PageSource}
 
-/** Dictionary pages: the one path by which lmspark decodes them ([[decode]], used by every column
-  * reader and by dictionary pruning), a chunk's dictionary read on its own ([[read]]), and whether
+/** Dictionary pages: the one path by which lmspark decodes them ([[decode]], used by dictionary
+  * pruning, and [[decodeHeld]], used by every column reader once a data page needs the dictionary), a chunk's dictionary read on its own ([[read]]), and whether
   * every data page of a chunk is dictionary-encoded (only then does the dictionary hold every value
   * of the chunk).
   *
@@ -65,12 +65,21 @@ object ChunkDictionary {
 
   /** Decodes the source's current page, which must be a dictionary page, as values of `physical`:
     * its encoding must be PLAIN (or the old PLAIN_DICTIONARY), and its values must fit its bytes. */
-  def decode(pages: PageSource, physical: PrimitiveType): Dictionary = {
-    val page = pages.readDictionaryPage()
+  def decode(pages: PageSource, physical: PrimitiveType): Dictionary =
+    decodePage(pages.readDictionaryPage(), physical, pages.error(_, _))
+
+  /** [[decode]] for a dictionary page the walk passed without decompressing it
+    * ([[PageSource.holdDictionaryPage]]): decompressed and decoded now, with errors naming that page
+    * rather than the page where the walk stands. */
+  def decodeHeld(pages: PageSource, held: HeldDictionaryPage, physical: PrimitiveType): Dictionary =
+    decodePage(pages.readHeld(held), physical, pages.errorIn(held, _, _))
+
+  private def decodePage(page: DictionaryPage, physical: PrimitiveType,
+      error: (String, Throwable) => ParquetDecodeException): Dictionary = {
     if (page.encoding != FormatEncoding.PLAIN && page.encoding != FormatEncoding.PLAIN_DICTIONARY)
-      throw pages.error(s"dictionary page encoding ${page.encoding} is not supported")
+      throw error(s"dictionary page encoding ${page.encoding} is not supported", null)
     try Dictionary.decodePlain(physical.getPrimitiveTypeName, physical.getTypeLength, page.numValues, page.bytes,
       page.offset, page.length)
-    catch { case e: DecodeException => throw pages.error(s"malformed dictionary page: ${e.getMessage}", e) }
+    catch { case e: DecodeException => throw error(s"malformed dictionary page: ${e.getMessage}", e) }
   }
 }

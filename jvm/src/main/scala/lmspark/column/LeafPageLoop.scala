@@ -7,10 +7,12 @@ import org.apache.parquet.format.{Encoding, PageType}
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 
 import lmspark.decode._
-import lmspark.io.{DataPageV1, PageSource}
+import lmspark.io.{DataPageV1, HeldDictionaryPage, PageSource}
 
 /** The page loop every leaf reader of one row group shares, whatever its levels: the dictionary
-  * page read once (or `preloaded`, decoded for dictionary pruning, with `pages` starting past it),
+  * page passed undecoded and decoded once, when the first dictionary-encoded data page is loaded (so
+  * a chunk whose loaded pages are all plain, as after a writer's mid-chunk fallback, never
+  * decompresses it), or `preloaded`, decoded for dictionary pruning, with `pages` starting past it;
   * page switching (dictionary pages on the way, pruned pages of a [[PageSource.forPages]] source),
   * the values decoder of each page (the dictionary's ids or [[PageDecoders]], per page: chunks fall
   * back mid-chunk), v1 level sections, and the structural checks against the row group: a page may
@@ -38,6 +40,8 @@ abstract class LeafPageLoop(descriptor: ColumnDescriptor, protected val pages: P
   private[this] var endChecked: Boolean = false
 
   private[this] var dictionary: Dictionary = _
+  /** The chunk's dictionary page, passed but not decoded yet (null: none, or decoded). */
+  private[this] var heldDictionary: HeldDictionaryPage = _
   protected var dictionaryDecoder: DictionaryIdsDecoder = _
   private[this] val pageDecoders = new PageDecoders(physical, typeLength)
   /** The current page's values decoder. */
@@ -49,13 +53,13 @@ abstract class LeafPageLoop(descriptor: ColumnDescriptor, protected val pages: P
   /** Where the level section [[v1Levels]] read last ends in its page. */
   protected var levelsEnd: Int = 0
 
-  /** Pages read / decompressed so far (dictionary page included). */
+  /** Pages read / decompressed so far (the dictionary page once a data page needed it). */
   def pagesRead: Int = pages.pagesRead
 
   /** Bytes read from the file so far. */
   def bytesRead: Long = pages.bytesRead
 
-  override def close(): Unit = pages.close()
+  override def close(): Unit = { heldDictionary = null; pages.close() }
 
   /** A new chunk dictionary (the preloaded one, or the chunk's dictionary page). */
   protected def dictionaryInstalled(d: Dictionary): Unit = ()
@@ -99,12 +103,12 @@ abstract class LeafPageLoop(descriptor: ColumnDescriptor, protected val pages: P
     pages.error(s"data page holds $rows rows but only $left of the row group's $rowCount rows remain " +
       s"(its first row would be row $rowsConsumed; the chunk's pages hold more rows than the row group)")
 
-  /** Moves to the next data page header (or pruned page), reading a dictionary page on the way. */
+  /** Moves to the next data page header (or pruned page), holding a dictionary page on the way. */
   protected def nextDataPageHeader(): Boolean = {
     while (pages.nextPage()) {
       if (pages.currentPageIsPruned) { prunedSeen = true; return true }
       pages.currentPageType match {
-        case PageType.DICTIONARY_PAGE => readDictionary()
+        case PageType.DICTIONARY_PAGE => holdDictionary()
         case PageType.DATA_PAGE => valuesSeen += pages.currentHeader.getData_page_header.getNum_values; return true
         case PageType.DATA_PAGE_V2 => valuesSeen += pages.currentHeader.getData_page_header_v2.getNum_values; return true
         case other => throw pages.error(s"unexpected page type $other")
@@ -113,9 +117,9 @@ abstract class LeafPageLoop(descriptor: ColumnDescriptor, protected val pages: P
     false
   }
 
-  private def readDictionary(): Unit = {
-    if (dictionary != null) throw pages.error("column chunk has a second dictionary page")
-    install(ChunkDictionary.decode(pages, descriptor.getPrimitiveType))
+  private def holdDictionary(): Unit = {
+    if (dictionary != null || heldDictionary != null) throw pages.error("column chunk has a second dictionary page")
+    heldDictionary = pages.holdDictionaryPage()
   }
 
   protected def install(d: Dictionary): Unit = {
@@ -169,6 +173,11 @@ abstract class LeafPageLoop(descriptor: ColumnDescriptor, protected val pages: P
   protected def initValues(encoding: Encoding, bytes: Array[Byte], offset: Int, length: Int, numValues: Int): Unit = {
     values = encoding match {
       case Encoding.PLAIN_DICTIONARY | Encoding.RLE_DICTIONARY =>
+        if (dictionaryDecoder == null && heldDictionary != null) {
+          val held = heldDictionary
+          heldDictionary = null
+          install(ChunkDictionary.decodeHeld(pages, held, descriptor.getPrimitiveType))
+        }
         if (dictionaryDecoder == null)
           throw pages.error(s"data page is $encoding encoded but the column chunk has no dictionary page")
         dictionaryDecoder

@@ -1,6 +1,6 @@
 package lmspark.io
 
-import org.apache.parquet.format.Encoding
+import org.apache.parquet.format.{Encoding, PageHeader}
 
 /** A decompressed page of one column chunk. Its byte ranges point into a fresh decompressed array
   * or, for uncompressed data, into the chunk buffer itself; both are read-only. Decoders may use
@@ -19,6 +19,19 @@ final class DictionaryPage(
     val offset: Int,
     val length: Int)
     extends Page
+
+/** A dictionary page that a page walk passed without decompressing it
+  * ([[PageSource.holdDictionaryPage]]): its header and stored bytes
+  * `stored[storedOffset, storedOffset + header.compressed_page_size)`, which nothing overwrites (the
+  * window holding them was marked shared), where its data starts in the file (`dataStart`), and its
+  * description for errors. [[PageSource.readHeld]] decompresses it when a dictionary-encoded data
+  * page first needs it; a chunk whose loaded pages are all plain-encoded never does. */
+final class HeldDictionaryPage private[io] (
+    private[io] val header: PageHeader,
+    private[io] val stored: Array[Byte],
+    private[io] val storedOffset: Int,
+    private[io] val dataStart: Long,
+    val description: String)
 
 /** A data page, v1 or v2. For flat columns `numRows == numValues`. */
 sealed abstract class DataPage extends Page {

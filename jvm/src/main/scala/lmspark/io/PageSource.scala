@@ -16,8 +16,9 @@ import org.apache.parquet.io.SeekableInputStream
   * compressed chunks reuse one array for the whole walk.
   *
   * Protocol: [[nextPage]] parses the next page header (INDEX_PAGEs are passed over) and then exactly
-  * one of [[readDictionaryPage]], [[readDataPage]] or [[skipPage]] consumes that page. Skipping never
-  * decompresses nor checks the CRC. `pagesRead` counts pages whose data was handed out
+  * one of [[readDictionaryPage]], [[holdDictionaryPage]], [[readDataPage]] or [[skipPage]] consumes
+  * that page. Skipping never decompresses nor checks the CRC; a held dictionary page is checked and
+  * decompressed only if [[readHeld]] is asked for it. `pagesRead` counts pages whose data was handed out
   * (decompressed); `bytesRead` counts bytes read from the file so far (each byte once per walk).
   * Errors name the page they concern (`page N of the chunk`, [[error]] for decoders' errors).
   *
@@ -63,6 +64,8 @@ final class PageSource private (
   private[this] var dataPagesDecompressed: Int = 0
   private[this] var dataPage: Int = -1 // pruned layouts: index of the current data page in the offset index
   private[this] var prunedCurrent: Boolean = false
+  // While [[readHeld]] decompresses a held dictionary page: its description, which errors name.
+  private[this] var describing: String = null
   // Decompressed pages kept for a reopened source (keepDecompressed), shared with it; null: none kept.
   private var memo: PageMemo = null
 
@@ -216,17 +219,46 @@ final class PageSource private (
 
   /** Decompresses and returns the current page, which must be a dictionary page. */
   def readDictionaryPage(): DictionaryPage = {
-    requireHeader()
-    if (header.getType != PageType.DICTIONARY_PAGE)
-      throw error(s"expected a dictionary page, found ${header.getType}")
-    val dh = header.dictionary_page_header
-    if (dh == null) throw error("dictionary page without dictionary_page_header")
-    if (dh.num_values < 0) throw error(s"dictionary page has negative num_values ${dh.num_values}")
+    val dh = dictionaryHeader()
     val out = storedData(header.compressed_page_size, header.uncompressed_page_size)
     val page = new DictionaryPage(dh.num_values, dh.encoding, out, data.outOffset, data.outLength)
     consumed()
     page
   }
+
+  /** Consumes the current page, which must be a dictionary page, without decompressing it (nor
+    * counting it in `pagesRead`): its stored bytes stay in the window, which is marked shared so
+    * that no refill overwrites them, and [[readHeld]] decompresses them if a data page needs them.
+    * The header is checked as [[readDictionaryPage]] checks it. */
+  def holdDictionaryPage(): HeldDictionaryPage = {
+    dictionaryHeader()
+    window.ensure(dataStart, header.compressed_page_size)
+    window.shared = true
+    val held = new HeldDictionaryPage(header, window.buf, window.index(dataStart), dataStart, describePage)
+    pos = dataStart + header.compressed_page_size
+    dataStart = -1
+    held
+  }
+
+  /** The data of a dictionary page this source held ([[holdDictionaryPage]]), CRC-checked and
+    * decompressed now, and counted in `pagesRead` and `bytesDecompressed`; errors name that page,
+    * wherever the walk stands. */
+  def readHeld(held: HeldDictionaryPage): DictionaryPage = {
+    describing = held.description
+    try {
+      val h = held.header
+      data.checkCrc(h, held.stored, held.storedOffset)
+      val out = decompressed(held.dataStart, held.stored, held.storedOffset, h.compressed_page_size,
+        h.uncompressed_page_size)
+      pages += 1
+      val dh = h.dictionary_page_header
+      new DictionaryPage(dh.num_values, dh.encoding, out, data.outOffset, data.outLength)
+    } finally describing = null
+  }
+
+  /** An error naming `what`, a dictionary page this source held, and the chunk. */
+  def errorIn(held: HeldDictionaryPage, what: String, cause: Throwable = null): lmspark.column.ParquetDecodeException =
+    context.error(s"$what in ${held.description}", cause)
 
   /** Decompresses and returns the current page, which must be a data page (v1 or v2). */
   def readDataPage(): DataPage = {
@@ -259,7 +291,7 @@ final class PageSource private (
         val uncompressedValues = header.uncompressed_page_size - levels.toInt
         val valueStart = start + levels.toInt
         val out =
-          if (dh.is_compressed) handedOut(decompressed(buf, valueStart, compressedValues, uncompressedValues))
+          if (dh.is_compressed) handedOut(decompressed(dataStart, buf, valueStart, compressedValues, uncompressedValues))
           else {
             data.outOffset = valueStart; data.outLength = compressedValues; window.shared = true; buf
           }
@@ -291,22 +323,23 @@ final class PageSource private (
     window.ensure(dataStart, compressedSize)
     val start = window.index(dataStart)
     data.checkCrc(header, window.buf, start)
-    handedOut(decompressed(window.buf, start, compressedSize, uncompressedSize))
+    handedOut(decompressed(dataStart, window.buf, start, compressedSize, uncompressedSize))
   }
 
-  /** The current page's data (or a v2 page's values), `len` stored bytes at `buf(off)`: kept data
-    * when an earlier source of this chunk decompressed it ([[keepDecompressed]]), else decompressed
-    * now (and kept, while the memo's bound allows). Sets `data.outOffset` and `data.outLength`. */
-  private def decompressed(buf: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] =
+  /** The data of the page whose data starts at file position `at` (or a v2 page's values), `len`
+    * stored bytes at `buf(off)`: kept data when an earlier source of this chunk decompressed it
+    * ([[keepDecompressed]]), else decompressed now (and kept, while the memo's bound allows). Sets
+    * `data.outOffset` and `data.outLength`. */
+  private def decompressed(at: Long, buf: Array[Byte], off: Int, len: Int, uncompressedSize: Int): Array[Byte] =
     if (memo == null || decompressor == null) data.decompress(buf, off, len, uncompressedSize)
     else {
-      val kept = memo.get(dataStart)
+      val kept = memo.get(at)
       if (kept != null && kept.length == uncompressedSize) {
         data.outOffset = 0; data.outLength = kept.length
         kept
       } else {
         val out = data.decompress(buf, off, len, uncompressedSize)
-        if (data.outOffset == 0 && data.outLength == out.length) memo.put(dataStart, out)
+        if (data.outOffset == 0 && data.outLength == out.length) memo.put(at, out)
         out
       }
     }
@@ -315,6 +348,17 @@ final class PageSource private (
   private def handedOut(out: Array[Byte]): Array[Byte] = {
     if (out eq window.buf) window.shared = true
     out
+  }
+
+  /** The current page's dictionary page header, checked: the page must be a dictionary page. */
+  private def dictionaryHeader(): org.apache.parquet.format.DictionaryPageHeader = {
+    requireHeader()
+    if (header.getType != PageType.DICTIONARY_PAGE)
+      throw error(s"expected a dictionary page, found ${header.getType}")
+    val dh = header.dictionary_page_header
+    if (dh == null) throw error("dictionary page without dictionary_page_header")
+    if (dh.num_values < 0) throw error(s"dictionary page has negative num_values ${dh.num_values}")
+    dh
   }
 
   private def requireHeader(): Unit =
@@ -371,7 +415,7 @@ final class PageSource private (
   }
 
   /** `page 3 of the chunk (DATA_PAGE at chunk offset 1234, file offset 5678)` for the current page. */
-  private def describePage: String = {
+  private def describePage: String = if (describing != null) describing else {
     val at = chunkOffset(headerStart)
     val file = if (fileOffsetKnown) s", file offset $headerStart" else ""
     s"page $ordinal of the chunk (${header.getType} at chunk offset $at$file)"

@@ -44,30 +44,39 @@ class ColumnReaderSkipSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("skipping a whole chunk decompresses no data page; skipping into the last page reads one") {
+  test("skipping a whole chunk decompresses no page, not even the dictionary; skipping into the last page reads " +
+      "it, and the dictionary page only when it is dictionary-encoded") {
+    var plainAfterDictionary = 0 // chunks whose last page is plain after a dictionary: no dictionary decoded
     for (config <- TestFiles.configs.filter(_.codec.name == "SNAPPY")) {
       val f = TestFiles.matrixFile(config)
-      val pageCounts = TestFiles.layout(f).map(_.map(_.pages))
+      val layouts = TestFiles.layout(f)
+      val pageCounts = layouts.map(_.map(_.pages))
       val lm = new LmFile(f.path)
       try {
         for ((c, col) <- f.columns.zipWithIndex; rg <- 0 until lm.rowGroups) {
           val rows = lm.rowCount(rg)
+          val layout = layouts(rg)(col)
           val dictPages = if (lm.chunk(rg, col).hasDictionaryPage) 1 else 0
+          assert(layout.hasDictionary == (dictPages == 1), s"${c.name} rg $rg: parquet-java and the footer agree")
           val all = lm.reader(rg, col, c.spec.sparkType)
           all.skip(rows)
-          assert(all.pagesRead == dictPages, s"${c.name} rg $rg ($config): pages read by skipping everything")
+          assert(all.pagesRead == 0, s"${c.name} rg $rg ($config): pages read by skipping everything")
           all.close()
           val last = lm.reader(rg, col, c.spec.sparkType)
           last.skip(rows - 1)
           val v = new OnHeapColumnVector(1, c.spec.sparkType)
           last.read(1, v)
           v.close()
-          assert(last.pagesRead == dictPages + 1, s"${c.name} rg $rg ($config): pages read for the last row")
+          val lastPage = layout.pageRows.size - 1
+          if (dictPages == 1 && !layout.dictionaryEncoded(lastPage)) plainAfterDictionary += 1
+          assert(last.pagesRead == 1 + (if (dictPages == 1 && layout.dictionaryEncoded(lastPage)) 1 else 0),
+            s"${c.name} rg $rg ($config): pages read for the last row")
           assert(pageCounts(rg)(col) > dictPages + 3, s"${c.name} rg $rg: expected several pages")
           last.close()
         }
       } finally lm.close()
     }
+    assert(plainAfterDictionary > 0, "no chunk fell back to plain pages after its dictionary ones")
   }
 
   override def afterAll(): Unit = {

@@ -81,21 +81,20 @@ object SkipPattern {
 
   /** Pages a reader must decompress for `ops`: every data page a read touches or a skip ends
     * strictly inside of (the rest of it is then read or skipped row by row), plus the dictionary
-    * page once any row is read or skipped. Pages skipped whole are never decompressed. */
+    * page when one of those is dictionary-encoded. Pages skipped whole are never decompressed, nor
+    * is the dictionary page when only plain pages are loaded. */
   def expectedPagesRead(ops: Seq[Op], layout: ChunkLayout): Int = {
     val starts = layout.pageStarts
     val loaded = new Array[Boolean](layout.pageRows.size)
     def pageOf(row: Long): Int = starts.lastIndexWhere(_ <= row)
     var pos = 0L
-    var any = false
     for (op <- ops if op.n > 0) {
-      any = true
       val e = pos + op.n
       if (op.read) (pageOf(pos) to pageOf(e - 1)).foreach(loaded(_) = true)
       else if (e < layout.rows && starts(pageOf(e)) != e) loaded(pageOf(e)) = true
       pos = e
     }
-    loaded.count(identity) + (if (any && layout.hasDictionary) 1 else 0)
+    layout.pagesDecompressed(loaded.indices.filter(loaded(_)))
   }
 
   /** Runs `ops` on `reader`, checking every value read against `expected` (Spark-side values,

@@ -2,7 +2,7 @@ package lmspark.io
 
 import java.nio.file.Path
 
-import org.apache.parquet.format.{PageHeader, PageType}
+import org.apache.parquet.format.{Encoding, PageHeader, PageType}
 import org.apache.parquet.hadoop.metadata.CompressionCodecName._
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -151,6 +151,52 @@ class PageChecksumSuite extends AnyFunSuite {
       // Reading page k does check it.
       assert(read(f, col, Some(bad), verify = true).left.exists(isCrcError))
     }
+  }
+
+  test("a dictionary page that no loaded page needs is neither checked nor decompressed; the first " +
+      "dictionary-encoded page loaded decodes it, and its errors name the dictionary page") {
+    var cases = 0
+    for (config <- configs.filter(_.mode == EncMode.Fallback)) {
+      val f = written(config)
+      val oracle = ParquetOracle.readAll(f.path)
+      for (col <- f.columns.indices) {
+        val chunk = chunkBytes(f, col)
+        val raw = ChunkBytes.pages(chunk)
+        val starts = firstRows(split(chunk))
+        def dictionaryEncoded(h: PageHeader): Boolean = {
+          val e = h.getType match {
+            case PageType.DATA_PAGE => h.data_page_header.encoding
+            case PageType.DATA_PAGE_V2 => h.data_page_header_v2.encoding
+            case t => fail(s"unexpected $t page")
+          }
+          e == Encoding.PLAIN_DICTIONARY || e == Encoding.RLE_DICTIONARY
+        }
+        assert(raw.head.header.getType == PageType.DICTIONARY_PAGE, s"${f.columns(col).name}: no dictionary page")
+        // The first page after the writer's fallback: it and every later page are plain.
+        val k = raw.indices.drop(1).find(i => !dictionaryEncoded(raw(i).header)).get
+        assert(k >= 2 && raw.indices.drop(k).forall(i => !dictionaryEncoded(raw(i).header)),
+          s"${f.columns(col).name}: dictionary pages, then plain ones")
+        val bad = chunk.clone()
+        val at = raw.head.dataStart + raw.head.header.compressed_page_size / 2
+        bad(at) = (bad(at) ^ 0x04).toByte
+        // Rows of the plain pages only: the damaged dictionary page is never read.
+        val Right((values, pagesRead)) = read(f, col, Some(bad), verify = true, skipRows = starts(k)): @unchecked
+        assertSameValues(f.columns(col).name, values, oracle(col)(0).drop(starts(k)))
+        assert(pagesRead == raw.size - k, s"${f.columns(col).name}: pages read past the fallback")
+        // The intact file from the same row: the same rows and pages, so no dictionary was decoded.
+        val Right((same, samePages)) = read(f, col, None, verify = true, skipRows = starts(k)): @unchecked
+        assertSameValues(f.columns(col).name, same, oracle(col)(0).drop(starts(k)))
+        assert(samePages == pagesRead)
+        // One row of the last dictionary-encoded page: the dictionary is decoded then, and the CRC error
+        // names it (page 0), not the data page being loaded.
+        read(f, col, Some(bad), verify = true, skipRows = starts(k) - 1) match {
+          case Left(e) => assertCrcError(f, col, e, 0)
+          case Right(_) => fail(s"${f.columns(col).name}: the damaged dictionary page went unnoticed")
+        }
+        cases += 1
+      }
+    }
+    assert(cases >= 4)
   }
 
   test("a file without page CRCs reads as before with the flag on") {

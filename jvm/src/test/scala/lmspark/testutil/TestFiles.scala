@@ -5,16 +5,23 @@ import java.util.Comparator
 
 import scala.collection.concurrent.TrieMap
 
+import org.apache.parquet.column.page.{DataPageV1, DataPageV2}
 import org.apache.parquet.hadoop.metadata.CompressionCodecName
 
 /** A written matrix file with the values it was written with. */
 final case class WrittenFile(path: Path, config: FileConfig, columns: IndexedSeq[TestColumn])
 
 /** The pages of one column chunk as parquet-java's page reader sees them: whether there is a
-  * dictionary page, and the row count of each data page in order. */
-final case class ChunkLayout(hasDictionary: Boolean, pageRows: IndexedSeq[Int]) {
+  * dictionary page, the row count of each data page in order, and whether each data page is
+  * dictionary-encoded (a chunk that falls back mid-chunk has plain pages after dictionary ones). */
+final case class ChunkLayout(hasDictionary: Boolean, pageRows: IndexedSeq[Int], dictionaryEncoded: IndexedSeq[Boolean]) {
+  require(dictionaryEncoded.size == pageRows.size, "one encoding flag per data page")
   /** Pages including the dictionary page. */
   def pages: Int = pageRows.size + (if (hasDictionary) 1 else 0)
+  /** Pages a reader decompresses when it loads the data pages `loaded` (by index): those, and the
+    * dictionary page when one of them is dictionary-encoded (readers decode it only then). */
+  def pagesDecompressed(loaded: Iterable[Int]): Int =
+    loaded.size + (if (hasDictionary && loaded.exists(dictionaryEncoded)) 1 else 0)
   /** First row of each data page, then the chunk's row count. */
   val pageStarts: IndexedSeq[Long] = pageRows.scanLeft(0L)(_ + _)
   def rows: Long = pageStarts.last
@@ -77,8 +84,16 @@ object TestFiles {
     ParquetOracle.perChunk(f.path) { pr =>
       val dict = pr.readDictionaryPage() != null
       val rows = IndexedSeq.newBuilder[Int]
+      val dictEncoded = IndexedSeq.newBuilder[Boolean]
       var p = pr.readPage()
-      while (p != null) { rows += p.getValueCount; p = pr.readPage() } // flat columns: values == rows
-      ChunkLayout(dict, rows.result())
+      while (p != null) {
+        rows += p.getValueCount // flat columns: values == rows
+        dictEncoded += (p match {
+          case v1: DataPageV1 => v1.getValueEncoding.usesDictionary
+          case v2: DataPageV2 => v2.getDataEncoding.usesDictionary
+        })
+        p = pr.readPage()
+      }
+      ChunkLayout(dict, rows.result(), dictEncoded.result())
     })
 }
