@@ -10,8 +10,8 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
   * values of a bit-packed run that are read are unpacked, straight into the caller's array; skips
   * only move `packedIndex`.
   * Invariants: `0 <= runRemaining`; `pos <= end`; each run header advances `pos`, so corrupt input
-  * ends in a [[DecodeException]], never a loop; a bit-packed run's count is cut to the bytes
-  * present, so the `unpacked` scratch never grows past 8 values per byte of the page (a zero-width
+  * ends in a [[DecodeException]], never a loop; a bit-packed run declaring more groups than the
+  * bytes left hold is malformed (as in Spark's `VectorizedRleValuesReader`), so the `unpacked` scratch never grows past 8 values per byte of the page (a zero-width
   * packed run is treated as an RLE run of 0); an RLE value must fit the bit width. */
 final class RleBitPackedDecoder extends LevelDecoder {
   private[this] var bytes: Array[Byte] = _
@@ -80,7 +80,11 @@ final class RleBitPackedDecoder extends LevelDecoder {
       val groups = header >>> 1
       val wanted = groups * 8
       val avail = end - pos
-      // The last bit-packed run may be cut short by a writer; never read past `end`.
+      // A run declaring more groups than the bytes left hold is malformed, as Spark's reader (every
+      // line) decides, even when the values asked lie in the bytes present.
+      if (groups * bitWidth > avail)
+        throw new DecodeException(s"bit-packed run of $groups groups needs ${groups * bitWidth} bytes, but only " +
+          s"$avail bytes are left")
       val count = math.min(wanted, avail.toLong * 8 / bitWidth) // at most 8x the bytes left: bounded by the page
       val byteLen = math.min(groups * bitWidth, avail.toLong).toInt
       isRle = false

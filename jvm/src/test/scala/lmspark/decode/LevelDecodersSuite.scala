@@ -132,12 +132,55 @@ class LevelDecodersSuite extends AnyFunSuite {
     // An RLE run whose value bytes are missing.
     dec.init(Array[Byte](0x10), 0, 1, 16)
     assertThrows[DecodeException](dec.readInts(1, new Array[Int](1), 0))
-    // A bit-packed run header claiming far more groups than there are bytes: only what exists is read.
+    // A bit-packed run header claiming far more groups than there are bytes, though the values asked
+    // lie in the bytes present: rejected, as Spark's reader rejects it (the next test compares the two).
     dec.init(Array[Byte](0x7f, 0x01), 0, 2, 1)
     val out = new Array[Int](8)
-    dec.readInts(8, out, 0)
-    assert(out.sameElements(Array(1, 0, 0, 0, 0, 0, 0, 0)))
-    assertThrows[DecodeException](dec.readInts(1, out, 0))
+    val e = intercept[DecodeException](dec.readInts(8, out, 0))
+    assert(e.getMessage.contains("bit-packed run of 63 groups needs 63 bytes, but only 1 bytes are left"), e.getMessage)
     assertThrows[DecodeException](dec.init(new Array[Byte](4), 0, 4, 33))
+  }
+
+  test("a bit-packed run declaring more groups than its bytes hold fails, as in Spark's reader, even for values present") {
+    val r = new Random(20261202L)
+    var rejected = 0
+    for (trial <- 0 until 300) {
+      val bitWidth = 1 + r.nextInt(24)
+      val groups = 1 + r.nextInt(40)
+      val n = groups * 8
+      // Values without repeats of 8, so parquet-java writes them as one bit-packed run.
+      val vals = Array.tabulate(n)(i => ((i * 2654435761L + trial) & ((1L << bitWidth) - 1)).toInt)
+      val enc = new RunLengthBitPackingHybridEncoder(bitWidth, 64, 64 * 1024, alloc)
+      vals.foreach(enc.writeInt)
+      val bytes = enc.toBytes.toByteArray
+      assert(bytes.length == 1 + groups * bitWidth && (bytes(0) & 0xff) == ((groups << 1) | 1), s"trial $trial: one run")
+      // The header now claims up to 22 more groups than the bytes hold (still a one-byte varint).
+      val claimed = groups + 1 + r.nextInt(63 - groups min 22)
+      val data = bytes.clone()
+      data(0) = ((claimed << 1) | 1).toByte
+      val asked = 1 + r.nextInt(n)
+      // Spark's reader of dictionary ids and levels, over the run alone (no length prefix).
+      def fromSpark(d: Array[Byte]) = scala.util.Try {
+        val spark = new org.apache.spark.sql.execution.datasources.parquet.VectorizedRleValuesReader(bitWidth, false)
+        spark.initFromPage(asked, org.apache.parquet.bytes.ByteBufferInputStream.wrap(java.nio.ByteBuffer.wrap(d)))
+        (0 until asked).map(_ => spark.readInteger())
+      }
+      def fromLm(d: Array[Byte]) = scala.util.Try {
+        val dec = new RleBitPackedDecoder
+        dec.init(d, 0, d.length, bitWidth)
+        val a = new Array[Int](asked); dec.readInts(asked, a, 0); a.toSeq
+      }
+      val what = s"trial $trial: bit width $bitWidth, $groups groups present, $claimed claimed, $asked values asked"
+      // The intact run: both read the values written.
+      assert(fromSpark(bytes).toOption.contains(vals.take(asked).toSeq) &&
+        fromLm(bytes).toOption.contains(vals.take(asked).toSeq), what)
+      (fromSpark(data), fromLm(data)) match {
+        case (scala.util.Failure(_), scala.util.Failure(e)) =>
+          assert(e.isInstanceOf[DecodeException] && e.getMessage.contains(s"bit-packed run of $claimed groups"),
+            s"$what: $e"); rejected += 1
+        case (a, b) => fail(s"$what: Spark's reader gave $a, lmspark's $b (both must fail)")
+      }
+    }
+    assert(rejected == 300)
   }
 }
