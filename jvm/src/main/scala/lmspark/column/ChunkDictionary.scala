@@ -11,9 +11,9 @@ import lmspark.decode.{DecodeException, Dictionary}
 import lmspark.io.{ChunkInput, DictionaryPage, HeldDictionaryPage, PageSource}
 
 /** Dictionary pages: the one path by which lmspark decodes them ([[decode]], used by dictionary
-  * pruning, and [[decodeHeld]], used by every column reader once a data page needs the dictionary), a chunk's dictionary read on its own ([[read]]), and whether
-  * every data page of a chunk is dictionary-encoded (only then does the dictionary hold every value
-  * of the chunk).
+  * pruning, and [[decodeHeld]], used by every column reader once a data page needs the
+  * dictionary), a chunk's dictionary read on its own ([[read]]), and whether every data page of a
+  * chunk is dictionary-encoded (only then does the dictionary hold every value of the chunk).
   *
   * [[read]] reads only the dictionary page, through a [[PageSource]] over the chunk's leading region
   * ([[PageSource.forDictionary]]: the same bounded header parsing, size checks, decompression and

@@ -11,8 +11,9 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector
   * only move `packedIndex`.
   * Invariants: `0 <= runRemaining`; `pos <= end`; each run header advances `pos`, so corrupt input
   * ends in a [[DecodeException]], never a loop; a bit-packed run declaring more groups than the
-  * bytes left hold is malformed (as in Spark's `VectorizedRleValuesReader`), so the `unpacked` scratch never grows past 8 values per byte of the page (a zero-width
-  * packed run is treated as an RLE run of 0); an RLE value must fit the bit width. */
+  * bytes left hold is malformed (as in Spark's `VectorizedRleValuesReader`), so the `unpacked`
+  * scratch never grows past 8 values per byte of the page (a zero-width packed run is treated as
+  * an RLE run of 0); an RLE value must fit the bit width. */
 final class RleBitPackedDecoder extends LevelDecoder {
   private[this] var bytes: Array[Byte] = _
   private[this] var pos: Int = 0

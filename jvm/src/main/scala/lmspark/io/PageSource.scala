@@ -18,8 +18,9 @@ import org.apache.parquet.io.SeekableInputStream
   * Protocol: [[nextPage]] parses the next page header (INDEX_PAGEs are passed over) and then exactly
   * one of [[readDictionaryPage]], [[holdDictionaryPage]], [[readDataPage]] or [[skipPage]] consumes
   * that page. Skipping never decompresses nor checks the CRC; a held dictionary page is checked and
-  * decompressed only if [[readHeld]] is asked for it. `pagesRead` counts pages whose data was handed out
-  * (decompressed); `bytesRead` counts bytes read from the file so far (each byte once per walk).
+  * decompressed only if [[readHeld]] is asked for it. `pagesRead` counts pages whose data was
+  * handed out (decompressed); `bytesRead` counts bytes read from the file so far (each byte once
+  * per walk).
   * Errors name the page they concern (`page N of the chunk`, [[error]] for decoders' errors).
   *
   * A source made by [[PageSource.forPages]] holds only some data pages (per the chunk's checked
