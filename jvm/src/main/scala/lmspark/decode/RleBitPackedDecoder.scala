@@ -79,20 +79,18 @@ final class RleBitPackedDecoder extends LevelDecoder {
       runRemaining = math.min(header >>> 1 << 3, Int.MaxValue.toLong).toInt
     } else {
       val groups = header >>> 1
-      val wanted = groups * 8
+      val byteLen = groups * bitWidth
       val avail = end - pos
       // A run declaring more groups than the bytes left hold is malformed, as Spark's reader (every
-      // line) decides, even when the values asked lie in the bytes present.
-      if (groups * bitWidth > avail)
-        throw new DecodeException(s"bit-packed run of $groups groups needs ${groups * bitWidth} bytes, but only " +
-          s"$avail bytes are left")
-      val count = math.min(wanted, avail.toLong * 8 / bitWidth) // at most 8x the bytes left: bounded by the page
-      val byteLen = math.min(groups * bitWidth, avail.toLong).toInt
+      // line) decides, even when the values asked lie in the bytes present. So a run's values are
+      // at most 8 per byte of the page.
+      if (byteLen > avail)
+        throw new DecodeException(s"bit-packed run of $groups groups needs $byteLen bytes, but only $avail bytes are left")
       isRle = false
       packedStart = pos
       packedIndex = 0
-      runRemaining = count.toInt
-      pos += byteLen
+      runRemaining = math.min(groups * 8, Int.MaxValue.toLong).toInt
+      pos += byteLen.toInt
     }
   }
 
