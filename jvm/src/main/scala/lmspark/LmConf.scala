@@ -259,14 +259,16 @@ object LmConf {
       "reads them in that order (and ranks again in Spark's order when ties would make the result depend on " +
       "the order rows come in); otherwise it ranks in Spark's order, leaving those whose rows Spark's top-k " +
       "would not keep when they come, and their pages that hold no such row (spark.lmspark.topK.pagePruning.enabled). " +
-      "EXPLAIN shows `LmTopK`.")
+      "On an object store, see spark.lmspark.topK.objectStoreMinBytes. EXPLAIN shows `LmTopK`.")
 
   val TOP_K_PAGE_PRUNING: Entry[Boolean] = bool("spark.lmspark.topK.pagePruning.enabled", default = true, "pipeline",
-    "In the first pass of `spark.lmspark.topK.enabled` row group by row group (local disk and HDFS, first sort " +
-      "key a column with statistics), each row group that comes once the top-k holds k rows is read with a " +
+    "In the first pass of `spark.lmspark.topK.enabled` row group by row group (first sort key a column with " +
+      "statistics), each row group that comes once the top-k holds k rows is read with a " +
       "bound on that key: the rows sorting at or before the top-k's threshold then. Its pages that the " +
-      "page index proves hold no such row are neither read nor decompressed, and its rows failing the bound " +
-      "are not ranked. The top-k would not keep any of those rows, so its result is the same, ties included.")
+      "page index proves hold no such row are neither read nor decompressed (on an object store, where the " +
+      "row group's columns come in one request, not decompressed), and its rows failing the bound " +
+      "are not ranked. The top-k would not keep any of those rows, so its result is the same, ties included. " +
+      "On an object store, the one pass needs it (see spark.lmspark.topK.objectStoreMinBytes).")
 
   val TOP_K_MAX_ROWS: Entry[Int] = int("spark.lmspark.topK.maxRows", default = 10000, "pipeline",
     "The largest `LIMIT` (with its `OFFSET`) read by `spark.lmspark.topK.enabled`; a larger one reads every " +
@@ -275,9 +277,11 @@ object LmConf {
   val TOP_K_OBJECT_STORE_MIN_BYTES: Entry[Long] = bytes("spark.lmspark.topK.objectStoreMinBytes", default = 64L << 20,
     "pipeline",
     "On an object store (any file system but local files, HDFS and viewfs), `spark.lmspark.topK.enabled` " +
-      "applies only to tables of at least this many bytes: its second pass costs a few round trips more " +
-      "(each split's footer, page indexes and the kept rows' pages, fetched together), which reading the " +
-      "other columns of a small table whole costs less than. 0: every table.", min = 0)
+      "applies only to tables of at least this many bytes. There, with the metadata cache on, it reads in " +
+      "one pass: each row group's columns in one request (as Spark's reader does), its rows decoded past " +
+      "the sort columns only where they may enter the top-k; without the cache, its second pass fetches " +
+      "the kept rows' pages. Either way each row group costs a round trip of its own, which reading a small " +
+      "table whole, several row groups a request, costs less than. 0: every table.", min = 0)
 
   val DICTIONARY_PREDICATES: Entry[Boolean] = bool("spark.lmspark.dictionaryPredicates.enabled", default = true, "pipeline",
     "Evaluate filters on dictionary-encoded batches once per dictionary entry, then test each row's id " +

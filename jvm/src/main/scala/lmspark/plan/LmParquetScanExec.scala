@@ -237,7 +237,9 @@ case class LmParquetScanExec(
       "LmPruningPredicate" -> translation.predicate.toString) ++
       splitPruningNote.map("LmSplitPruning" -> _).toSeq ++ splitPackingNote.map("LmSplitPacking" -> _).toSeq ++
       (if (topK) Seq("LmTopK" -> (s"each task's top $topKLimit rows by ${topKOrder.map(_.sql).mkString(", ")}, " +
-        "the other columns read for those rows only"))
+        (if (topKOnePass) "in one pass (object store: each row group's columns in one request, the other columns " +
+          "decoded only for rows that may enter it)"
+         else "the other columns read for those rows only")))
        else topKNote.map(why => "LmTopK" -> s"not used: $why").toSeq) ++
       (if (unreadFields.isEmpty) Nil
        else Seq("LmUnreadFields" -> unreadFields.toSeq.map(_.mkString(".")).sorted.mkString("[", ", ", "]"))) ++
@@ -306,6 +308,40 @@ case class LmParquetScanExec(
   /** The file-constant metadata columns Spark's own scan of these fields appends. */
   def sparkConstantMetadataColumns: Seq[Attribute] = original.fileConstantMetadataColumns
 
+  private def TopKRowIndex: String = ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME
+
+  /** The requested columns (indexes) the top-k's pass 1 reads, those the sort order uses and the
+    * mark column, with their schema. */
+  private def topKRanked: (IndexedSeq[Int], StructType) = {
+    val used = AttributeSet(topKOrder.flatMap(_.references) ++ markAttribute)
+    val ranked = requiredSchema.indices.filter(i => used.contains(output(i)))
+    (ranked, StructType(ranked.map(requiredSchema(_))))
+  }
+
+  /** The first sort key's index among [[topKRanked]]'s columns, when it is a column lmspark has
+    * statistics for. */
+  private def topKFirstKey: Option[Int] = topKOrder.headOption.map(_.child) match {
+    case Some(a: Attribute) =>
+      val (ranked, rankedSchema) = topKRanked
+      val k = ranked.indexWhere(i => output(i).exprId == a.exprId)
+      if (k < 0 || !Values.supported(rankedSchema(k).dataType)) None else Some(k)
+    case _ => None
+  }
+
+  /** Whether pass 1 may read a row group of `schema`'s columns with a bound on the first key
+    * (spark.lmspark.topK.pagePruning.enabled; not when a sort column is the row index itself). */
+  private def topKBounded(schema: StructType): Boolean =
+    LmConf.TOP_K_PAGE_PRUNING.get(conf) && !schema.fieldNames.contains(TopKRowIndex)
+
+  /** Whether the top-k reads in one pass ([[TopKRead.OnePass]]): on an object store, where row groups
+    * read one by one for pass 1 alone would each wait a round trip (measured: topn_star at SF1
+    * through the simulated store, 0.59 s split by split, 1.25 s row group by row group) and pass 2
+    * would send more requests; with a first key with statistics, every output column readable with
+    * a bound, and the metadata cache on (each row group read alone opens the file again: only with
+    * the cache do they share its footer and page indexes instead of reading them again). */
+  private[lmspark] def topKOnePass: Boolean = TopKRule.farScheme(this).isDefined && topKFirstKey.isDefined &&
+    topKBounded(requiredSchema) && LmConf.METADATA_CACHE_MAX_BYTES.get(conf) > 0
+
   /** Each task's top-k rows ([[TopKRead]]), over the wrapped scan's splits (none pruned at
     * planning: the only filter a top-k scan has is the table format's on its mark column). Pass 1
     * reads the columns the sort order uses, the mark column, and the partition columns. */
@@ -315,15 +351,13 @@ case class LmParquetScanExec(
     val format = wrapped.relation.fileFormat.asInstanceOf[LmParquetFileFormat]
     val session = relation.sparkSession
     val hadoopConf = session.sessionState.newHadoopConfWithOptions(relation.options)
-    def reader(schema: StructType) = format.buildSplitReader(session, relation.dataSchema, relation.partitionSchema,
-      schema, relation.options, hadoopConf, flagAllMarked = true)
+    def reader(schema: StructType, wholeChunks: Boolean = false) = format.buildSplitReader(session, relation.dataSchema,
+      relation.partitionSchema, schema, relation.options, hadoopConf, flagAllMarked = true, wholeChunks)
     def unbounded(schema: StructType) = {
       val read = reader(schema)
       (file: PartitionedFile, wanted: WantedRows) => read(file, wanted, Predicate.True)
     }
-    val used = AttributeSet(topKOrder.flatMap(_.references) ++ markAttribute)
-    val ranked = requiredSchema.indices.filter(i => used.contains(output(i)))
-    val rankedSchema = StructType(ranked.map(requiredSchema(_)))
+    val (ranked, rankedSchema) = topKRanked
     val partitionAttrs = output.slice(requiredSchema.length, requiredSchema.length + relation.partitionSchema.length)
     val rankedAttrs = ranked.map(output(_)) ++ partitionAttrs
     val position = AttributeReference("lm_topk_position", LongType, nullable = false)()
@@ -337,30 +371,28 @@ case class LmParquetScanExec(
         TopKRead.Constants(fields.map(_._2), (file: PartitionedFile) =>
           new GenericInternalRow(fields.map { case (n, t) => ConstantMetadata.value(n, file, extractors, t) }.toArray))
     }
-    // The first sort key, when it is a column of the first pass lmspark has statistics for, on local
-    // disk or HDFS: row groups read one by one fetch nothing ahead, so on an object store each
-    // would wait a round trip (measured: topn_star at SF1 through the simulated store, 0.59 s split
-    // by split, 1.25 s with a first try row group by row group that ties then undid).
-    val key = if (TopKRule.farScheme(this).isDefined) None else topKOrder.head.child match {
-      case a: Attribute =>
-        val k = ranked.indexWhere(i => output(i).exprId == a.exprId)
-        if (k < 0 || !Values.supported(rankedSchema(k).dataType)) None
-        else {
-          val field = rankedSchema(k)
-          Some(RankedKey(format.buildSplitSlicer(session, relation.partitionSchema, rankedSchema, relation.options,
-            hadoopConf, k), ColumnRef(k, field.name, field.dataType), topKOrder.head.direction == Descending,
-            topKOrder.head.nullOrdering == NullsFirst))
-        }
-      case _ => None
+    // The first sort key, when it is a column of the first pass lmspark has statistics for; on an
+    // object store only for the one pass, whose reads (and so the key's bounds) are over every
+    // requested column.
+    val onePass = topKOnePass
+    val key = topKFirstKey.filter(_ => TopKRule.farScheme(this).isEmpty || onePass).map { k =>
+      val (schema, column) = if (onePass) (requiredSchema, ranked(k)) else (rankedSchema, k)
+      val field = schema(column)
+      RankedKey(format.buildSplitSlicer(session, relation.partitionSchema, schema, relation.options,
+        hadoopConf, column), ColumnRef(column, field.name, field.dataType), k, topKOrder.head.direction == Descending,
+        topKOrder.head.nullOrdering == NullsFirst)
     }
-    // Pass 1's read of a row group with a bound: the pass's columns and the row index (the positions
-    // of rows read when rows are left out), unless a sort column is the row index itself.
-    val rowIndex = ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME
-    val bounded = if (rankedSchema.fieldNames.contains(rowIndex) || !LmConf.TOP_K_PAGE_PRUNING.get(conf)) None else {
-      val read = reader(rankedSchema.add(StructField(rowIndex, LongType, nullable = false)))
-      Some(TopKRead.Bounded((file: PartitionedFile, bound: Predicate) => read(file, null, bound), rankedSchema.length))
+    // A read of a row group with a bound: `schema`'s columns and the row index (the positions of
+    // rows read when rows are left out).
+    def boundedOf(schema: StructType, wholeChunks: Boolean): TopKRead.Bounded = {
+      val read = reader(schema.add(StructField(TopKRowIndex, LongType, nullable = false)), wholeChunks)
+      TopKRead.Bounded((file: PartitionedFile, bound: Predicate) => read(file, null, bound), schema.length)
     }
-    val byStats = key.map(TopKRead.ByStatistics(_, bounded))
+    val byStats = key.map { k =>
+      if (onePass) TopKRead.ByStatistics(k, None, Some(TopKRead.OnePass(boundedOf(requiredSchema, wholeChunks = true),
+        (ranked ++ (requiredSchema.length until requiredSchema.length + relation.partitionSchema.length)).toIndexedSeq)))
+      else TopKRead.ByStatistics(k, if (topKBounded(rankedSchema)) Some(boundedOf(rankedSchema, wholeChunks = false)) else None)
+    }
     val read = new TopKRead(TopKRead.Pass(unbounded(rankedSchema), rankedAttrs.map(_.dataType), markIn(rankedAttrs)),
       TopKRead.Pass(unbounded(requiredSchema), readAttrs.map(_.dataType), markIn(readAttrs)), constants,
       new LazilyGeneratedOrdering(topKOrder, rankedAttrs :+ position), topKLimit, byStats)

@@ -8,22 +8,22 @@ import lmspark.scan.SplitSlices
 
 /**
  * A top-k's first sort key when it is a column its first pass reads ([[TopKRead]]): `column` is its
- * index (and type) in the pass's schema and in its light rows, `descending` and `nullsFirst` its
- * order; `slicer` gives a task's split as row groups with that column's statistics.
+ * index (and type) in the pass's schema, `light` its index in the light rows, `descending` and
+ * `nullsFirst` its order; `slicer` gives a task's split as row groups with that column's statistics.
  *
  * Invariant: [[notAfter]] holds for every row that sorts at or before a row whose first key is
  * `cut`, and [[before]] for every row whose first key sorts strictly before it, in Spark's
  * ordering for the column (NaN greatest, NULLs first or last as ordered): so a row group where
  * statistics prove either false holds no such row.
  */
-final case class RankedKey(slicer: PartitionedFile => Option[SplitSlices], column: ColumnRef, descending: Boolean,
-    nullsFirst: Boolean) {
+final case class RankedKey(slicer: PartitionedFile => Option[SplitSlices], column: ColumnRef, light: Int,
+    descending: Boolean, nullsFirst: Boolean) {
   require(Values.supported(column.dataType), s"no statistics order for ${column.dataType}")
 
   private def term = Term(column)
 
   /** The first key of a light row (NULL as null). */
-  def valueOf(row: InternalRow): Any = if (row.isNullAt(column.index)) null else row.get(column.index, column.dataType)
+  def valueOf(row: InternalRow): Any = if (row.isNullAt(light)) null else row.get(light, column.dataType)
 
   /** Rows whose first key sorts at or before `cut` (null: NULL): they may be kept (a later key may
     * decide). */

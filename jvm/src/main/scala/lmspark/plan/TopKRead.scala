@@ -35,8 +35,11 @@ import lmspark.scan.{RowGroupSlice, SplitRead, SplitSlices, WantedRows}
  * Spark's order from the start. A row group that comes once the top-k holds `k` rows is read with
  * a bound on the first key, the rows sorting at or before the top-k's threshold: the others, which
  * it would not keep, are not ranked, and its pages holding none are not read ([[lightRows]]).
- * (Only on local disk and HDFS: read one by one, row groups fetch nothing ahead, so on an object
- * store each would wait a round trip; there `byStats` is None and pass 1 reads split by split.)
+ * On an object store, a row group read on its own waits a round trip, and pass 2's pages cost more
+ * requests: there, when `byStats` has a one-pass read ([[OnePass]]), pass 1 reads every output
+ * column of each row group in Spark's order, in one request each, and keeps the rows the top-k
+ * admits whole, so there is no pass 2 (best-first is not tried: repeated, it would read twice);
+ * otherwise `byStats` is None there and pass 1 reads split by split.
  *
  * A table format's dropped rows (Delta's deleted rows) are yielded by both reads, flagged in its
  * mark column, so that rows keep their split ordinals; pass 1 never ranks a flagged row, and pass 2
@@ -56,26 +59,38 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
 
   import TopKRead._
 
-  /** The task's top `limit` rows of `files`, read in two passes; `rankedRows` counts pass 1's rows,
-    * `unread` the row groups pass 1 left by their statistics, `repeated` the passes by statistics
-    * that ties made read again in Spark's order. */
+  /** The task's top `limit` rows of `files`, read in two passes (or one, [[OnePass]]); `rankedRows`
+    * counts pass 1's rows, `unread` the row groups pass 1 left by their statistics, `repeated` the
+    * passes by statistics that ties made read again in Spark's order. */
   def rows(files: Seq[PartitionedFile], rankedRows: SQLMetric, unread: SQLMetric,
       repeated: SQLMetric): Iterator[InternalRow] = {
     require(files.length < (1 << FileBits), s"a task of ${files.length} files")
     val opened = new java.util.ArrayList[AutoCloseable]
     Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => opened.asScala.foreach(close)))
     val sliced = byStats.flatMap(s => slicesOf(files, s.key).map(s -> _))
+    val position = ranked.types.length
+    sliced match {
+      case Some((s, pieces)) if s.onePass.isDefined =>
+        val kept = new java.util.HashMap[Long, InternalRow]
+        val top = inOrder(s, pieces, onePassReads(s.onePass.get, files, kept), opened, rankedRows, unread)
+        return top.iterator.map { r =>
+          val row = kept.get(r.getLong(position))
+          if (row == null) throw new IllegalStateException(s"internal error: top-k row ${r.getLong(position)} was not kept")
+          row
+        }
+      case _ =>
+    }
+    val reads = PieceReads(ranked.read(_, null), byStats.flatMap(_.bounded), ranked.types.indices, None)
     val top = sliced match {
       case Some((s, pieces)) if bestFirstPays(s.key, pieces) =>
-        bestFirst(s, pieces, opened, rankedRows, unread).getOrElse {
+        bestFirst(s, pieces, reads, opened, rankedRows, unread).getOrElse {
           repeated += 1
-          inOrder(s, pieces, opened, rankedRows, unread)
+          inOrder(s, pieces, reads, opened, rankedRows, unread)
         }
-      case Some((s, pieces)) => inOrder(s, pieces, opened, rankedRows, unread)
+      case Some((s, pieces)) => inOrder(s, pieces, reads, opened, rankedRows, unread)
       case None => best(files.indices.iterator.map(f => Piece(files(f), f, 0L, -1L)), new TopKThreshold(limit, ordering),
-        None, opened, rankedRows)
+        None, reads, opened, rankedRows)
     }
-    val position = ranked.types.length
     val found = new java.util.HashMap[Long, InternalRow]
     top.map(_.getLong(position)).groupBy(_ >>> OrdinalBits).toSeq.sortBy(_._1).foreach { case (f, ps) =>
       val ordinals = ps.map(_ & OrdinalMask).sorted
@@ -122,8 +137,8 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
     * ([[TopKThreshold.cut]]); None when ties would make the result depend on the order rows come
     * in (found at the end, or as soon as the cut is tied and no row still to read can sort before
     * it). */
-  private def bestFirst(s: ByStatistics, all: IndexedSeq[Sliced], opened: java.util.List[AutoCloseable],
-      rankedRows: SQLMetric, unread: SQLMetric): Option[Array[InternalRow]] = {
+  private def bestFirst(s: ByStatistics, all: IndexedSeq[Sliced], reads: PieceReads,
+      opened: java.util.List[AutoCloseable], rankedRows: SQLMetric, unread: SQLMetric): Option[Array[InternalRow]] = {
     val k = s.key
     val pieces = k.bestFirst(all.map(_.slice.stats)).map(all(_)).toIndexedSeq
     val threshold = new TopKThreshold(limit, ordering)
@@ -138,7 +153,7 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
         false
       }
     }
-    val top = best(chosen(pieces, leftOut, () => aborted), threshold, Some(s), opened, rankedRows)
+    val top = best(chosen(pieces, leftOut, () => aborted), threshold, Some(s), reads, opened, rankedRows)
     val unique = top.indices.drop(1).forall(i => ordering.compare(top(i - 1), top(i)) != 0) &&
       (top.isEmpty || !threshold.tiedWith(top.last))
     if (aborted || !unique) None
@@ -148,15 +163,15 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
   /** Pass 1 in Spark's order, leaving each row group whose statistics prove all its rows sort after
     * Spark's top-k's threshold when it comes: the top-k would not keep any of them, so its result is
     * the same, ties included. */
-  private def inOrder(s: ByStatistics, pieces: IndexedSeq[Sliced], opened: java.util.List[AutoCloseable],
-      rankedRows: SQLMetric, unread: SQLMetric): Array[InternalRow] = {
+  private def inOrder(s: ByStatistics, pieces: IndexedSeq[Sliced], reads: PieceReads,
+      opened: java.util.List[AutoCloseable], rankedRows: SQLMetric, unread: SQLMetric): Array[InternalRow] = {
     val k = s.key
     val threshold = new TopKThreshold(limit, ordering)
     def leftOut(p: Int): Boolean = threshold.full && pieces(p).noneMatch(k.notAfter(k.valueOf(threshold.current))) && {
       unread += 1
       true
     }
-    best(chosen(pieces, leftOut, () => false), threshold, Some(s), opened, rankedRows)
+    best(chosen(pieces, leftOut, () => false), threshold, Some(s), reads, opened, rankedRows)
   }
 
   /** `pieces` in turn, but those `leftOut` names, until `stop`; each decided once, when the rows
@@ -182,8 +197,19 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
   /** Spark's top-k over the light rows of `pieces`, read in turn (bounded by `byStats`' key, when given,
     * as [[lightRows]] says). */
   private def best(pieces: Iterator[Piece], threshold: TopKThreshold, byStats: Option[ByStatistics],
-      opened: java.util.List[AutoCloseable], rankedRows: SQLMetric): Array[InternalRow] =
-    SparkTopK.takeOrdered(lightRows(pieces, threshold, byStats, opened, rankedRows), limit, ordering).toArray
+      reads: PieceReads, opened: java.util.List[AutoCloseable], rankedRows: SQLMetric): Array[InternalRow] =
+    SparkTopK.takeOrdered(lightRows(pieces, threshold, byStats, reads, opened, rankedRows), limit, ordering).toArray
+
+  /** How the one pass on an object store reads its pieces ([[OnePass]]): every output column, each
+    * row the top-k admits kept whole in `kept` by its position (with its file's constant columns). */
+  private def onePassReads(one: OnePass, files: Seq[PartitionedFile], kept: java.util.HashMap[Long, InternalRow]): PieceReads = {
+    val project = UnsafeProjection.create((full.types ++ constants.types).toArray)
+    val joined = files.map(f => new JoinedRow(null, constants.of(f)))
+    PieceReads(full.read(_, null), Some(one.bounded), one.light, Some { (f: Int, position: Long, row: InternalRow) =>
+      kept.put(position, project(joined(f).withLeft(row)).copy())
+      ()
+    })
+  }
 
   /** Pass 1: the rows of `pieces` Spark's top-k would keep as they come ([[TopKThreshold]]; the
     * others change nothing in it, and it never sees a dropped row), each as an `UnsafeRow` of the
@@ -193,19 +219,19 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
     * rises, so the top-k would not keep it; so its pages that the column index proves hold no row
     * passing the bound are neither read nor decompressed, and its rows are placed by their row index. */
   private def lightRows(pieces: Iterator[Piece], threshold: TopKThreshold, byStats: Option[ByStatistics],
-      opened: java.util.List[AutoCloseable], rankedRows: SQLMetric): Iterator[InternalRow] = {
+      reads: PieceReads, opened: java.util.List[AutoCloseable], rankedRows: SQLMetric): Iterator[InternalRow] = {
     val project = UnsafeProjection.create((ranked.types :+ LongType).toArray)
     val positions = new OnHeapColumnVector(4096, LongType)
     opened.add(positions)
     pieces.flatMap { case Piece(file, f, firstRow, fileRow) =>
       val gate = for {
         s <- byStats
-        b <- s.bounded
+        b <- reads.bounded
         if fileRow >= 0 && threshold.full
         bound = s.key.notAfter(s.key.valueOf(threshold.current))
         if bound != Predicate.True
       } yield (b, bound)
-      val read = gate.fold(ranked.read(file, null)) { case (b, bound) => b.read(file, bound) }
+      val read = gate.fold(reads.plain(file)) { case (b, bound) => b.read(file, bound) }
       remember(read, opened)
       var ordinal = firstRow
       read.batches.flatMap { b =>
@@ -231,16 +257,21 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
         }
         ordinal += n
         rankedRows += n
-        val skipped = gate.fold(-1)(_._1.rowIndex)
-        val columns = (0 until batch.numCols()).filter(_ != skipped).map(batch.column) :+ (positions: ColumnVector)
-        offer(new ColumnarBatch(columns.toArray, n), threshold, project)
+        // The read's columns in the layout without the row index, which sits at `rowIndex` when read.
+        val skipped = gate.fold(Int.MaxValue)(_._1.rowIndex)
+        def column(c: Int): ColumnVector = batch.column(if (c >= skipped) c + 1 else c)
+        val light = new ColumnarBatch((reads.light.map(column) :+ (positions: ColumnVector)).toArray, n)
+        val whole = reads.keep.map(_ =>
+          new ColumnarBatch(Array.tabulate(batch.numCols() - (if (gate.isDefined) 1 else 0))(column), n))
+        offer(light, threshold, project, (r: Int) => for (k <- reads.keep; w <- whole) k(f, positions.getLong(r), w.getRow(r)))
       }
     }
   }
 
   /** The light rows of `view` (the sort columns, the partition columns, the position) Spark's top-k
-    * would keep as they come, copied. */
-  private def offer(view: ColumnarBatch, threshold: TopKThreshold, project: UnsafeProjection): Iterator[InternalRow] = {
+    * would keep as they come, copied; `admitted` is told each one's row. */
+  private def offer(view: ColumnarBatch, threshold: TopKThreshold, project: UnsafeProjection,
+      admitted: Int => Unit): Iterator[InternalRow] = {
     val mark = ranked.mark
     Iterator.range(0, view.numRows()).flatMap { r =>
       val row = view.getRow(r)
@@ -248,6 +279,7 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
       else {
         val copy = project(row).copy()
         threshold.offered(copy)
+        admitted(r)
         Iterator.single(copy: InternalRow)
       }
     }
@@ -309,7 +341,25 @@ object TopKRead {
 
   /** How pass 1 reads row groups one by one by the first sort key's statistics: `key`; `bounded`, the
     * read of such a row group with a bound (None: read whole). */
-  final case class ByStatistics(key: RankedKey, bounded: Option[Bounded])
+  final case class ByStatistics(key: RankedKey, bounded: Option[Bounded], onePass: Option[OnePass] = None)
+
+  /** The top-k in one pass, for a table on an object store: pass 1 reads every output column of
+    * each row group, in Spark's order, leaving those the top-k's threshold rules out by statistics,
+    * each read with the bound on the first key once the top-k holds `k` rows (`bounded`: every
+    * output column, then the row index at its `rowIndex`, each row group's whole chunks fetched in
+    * one request), so that only the rows passing it are decoded past the sort columns; the rows
+    * the top-k admits are kept whole, and there is no pass 2. Each row group read then sends one
+    * request, as Spark's reader does, instead of one for its sort columns and more for the kept
+    * rows' pages. `light`: the light row's columns (sort columns, then partition columns) among the
+    * read's columns (output columns, then partition columns). */
+  final case class OnePass(bounded: Bounded, light: IndexedSeq[Int])
+
+  /** How pass 1 reads a piece: `plain` without a bound, `bounded` with one (None: always plain);
+    * `light`, the light row's columns among the read's (in its layout without the row index);
+    * `keep`, in one pass, given each admitted row's file, position and whole row (the read's
+    * columns without the row index, a reused view). */
+  private final case class PieceReads(plain: PartitionedFile => SplitRead, bounded: Option[Bounded],
+      light: IndexedSeq[Int], keep: Option[(Int, Long, InternalRow) => Unit])
 
   /** The file-constant metadata columns (`_metadata.file_path` and the like) pass 2 appends to each
     * row read: `of` gives a file's values, of `types`. */

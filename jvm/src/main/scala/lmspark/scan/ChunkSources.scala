@@ -60,6 +60,15 @@ final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: In
       columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])]): Seq[ByteRange] =
     columns.flatMap { case (c, d, f) => ranges(block, rowGroup, c, d, f) }
 
+  /** Fetches ahead, in one call, the whole chunks of `columns` (requested column, leaf, fetch) in
+    * `block`, dictionary pages included: adjacent in the file, they go out as one request (or a few,
+    * cut at `maxRequestBytes`), and every page any later stage opens of them is then held. */
+  def fetchWhole(block: BlockMetaData, columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])]): FetchingStream.Fetch =
+    file.stream.fetch(columns.map { case (_, d, _) =>
+      val c = FileReadPlan.chunkOf(block, d)
+      ByteRange(c.getStartingPos, c.getTotalSize)
+    }, settings.maxCoalesceGap)
+
   /** How many requests [[fetch]] would make for `columns`, and their bytes. */
   def cost(block: BlockMetaData, rowGroup: RowGroupPlan,
       columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])]): (Int, Long) = {

@@ -67,7 +67,8 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
    * only without wanted rows) is ANDed to the scan's: lmspark's reader then skips the row groups
    * and pages that provably hold no row passing it (and, reading filter-first, the rows that fail
    * it), so the batches hold only some of the split's rows, every row passing `bound` among them;
-   * Spark's reader ignores it and yields every row.
+   * Spark's reader ignores it and yields every row. With `wholeChunks`, each row group read fetches
+   * its columns' whole chunks in one request ([[ScanSettings.wholeChunks]]).
    */
   def buildSplitReader(
       sparkSession: SparkSession,
@@ -76,7 +77,8 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
       requiredSchema: StructType,
       options: Map[String, String],
       hadoopConf: Configuration,
-      flagAllMarked: Boolean): (PartitionedFile, WantedRows, Predicate) => SplitRead = {
+      flagAllMarked: Boolean,
+      wholeChunks: Boolean = false): (PartitionedFile, WantedRows, Predicate) => SplitRead = {
     // lmspark always returns batches, whatever the wrapped scan asked for (it asks for rows when
     // whole-stage codegen is off or the schema is wide), so Spark's reader must return batches too.
     val confEntries = ReaderSetups.entriesOf(hadoopConf)
@@ -85,7 +87,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
 
     val sqlConf = sparkSession.sessionState.conf
     val scanSettings = ScanSettings.of(sqlConf, options, requiredSchema, partitionSchema, predicate, unreadFields)
-      .withTable(table).copy(flagAllMarked = flagAllMarked)
+      .withTable(table).copy(flagAllMarked = flagAllMarked, wholeChunks = wholeChunks)
     val confBroadcast = ReaderSetups.hadoopConf(sparkSession, hadoopConf, confEntries)
     val scanMetrics = metrics
     val reasons = fileFallbackReasons

@@ -195,6 +195,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     val fetches = file.stream.fetchAll(Seq(dictionaryOnly ++ blooms, indexes, whole.flatMap(chunkAround(block, _))),
       settings.maxCoalesceGap)
     val fetched = fetches.head
+    if (fetches(1).bytes > 0) indexesHeld = true
     held = fetches(2)
     try {
       if (settings.pruneDictionary) {
@@ -287,7 +288,11 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     * footer. They stay held
     * until the file is closed. References that cannot be right are left to [[PageIndexes.read]],
     * which reports them. */
-  private def fetchIndexes(): Unit = file.stream.fetch(indexRanges(), settings.maxCoalesceGap)
+  private def fetchIndexes(): Unit =
+    if (file.stream.fetch(indexRanges(), settings.maxCoalesceGap).bytes > 0) indexesHeld = true
+
+  /** Whether [[fetchIndexes]] fetched some page indexes (an object store's stream fetches ahead). */
+  private[this] var indexesHeld = false
 
   /** The ranges [[fetchIndexes]] fetches the first time (but those of indexes the cache holds);
     * nothing afterwards. */
@@ -381,6 +386,10 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     if (pageStats.isEmpty) return None
     val ranges = PageFilter.candidateRows(residual, rowCount, pageStats.get)
     val selection = RowSelection.fromRowRanges(rowCount, ranges)
+    if (indexesHeld && (selection.selectedCount == rowCount || selection.selectedCount == 0))
+      // The other columns' indexes came with the predicate columns' and are not needed now, but a
+      // later query's fetch asks again for those the metadata cache does not hold: cache them.
+      plan.columns.indices.foreach(col => if (!residualColumns.contains(col)) chunk(block, col).foreach(cacheIndex(blockIndex, col, _)))
     if (selection.selectedCount == rowCount)
       return Some(RowGroupPlan(blockIndex, rowCount, residual, None, Array.fill(plan.columns.length)(None)))
     if (selection.selectedCount == 0)
@@ -415,16 +424,19 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
 
   /** Column `col`'s page indexes in `block` (chunk `c`), read once and kept in the metadata cache;
     * None, counted as ignored, when they cannot be read. */
-  private def pageIndex(block: BlockMetaData, blockIndex: Int, col: Int, c: ColumnChunkMetaData): Option[RawPageIndex] = {
-    val index = file.cache.getOrLoad(cachePart(col, blockIndex, MetadataCache.PageIndex)) {
-      val r = PageIndexes.read(file.stream, c, context(col, blockIndex))
-      (r, r.fold(_ => -1L, _ => PageIndexes.heapBytes(c)))
-    }
-    index match {
+  private def pageIndex(block: BlockMetaData, blockIndex: Int, col: Int, c: ColumnChunkMetaData): Option[RawPageIndex] =
+    cacheIndex(blockIndex, col, c) match {
       case Left(_) => metrics.pageIndexesIgnored += 1; None
       case Right(raw) => Some(raw)
     }
-  }
+
+  /** Column `col`'s page indexes in the `blockIndex`-th row group (chunk `c`), or why they cannot be
+    * read, read once and kept in the metadata cache. */
+  private def cacheIndex(blockIndex: Int, col: Int, c: ColumnChunkMetaData): Either[String, RawPageIndex] =
+    file.cache.getOrLoad(cachePart(col, blockIndex, MetadataCache.PageIndex)) {
+      val r = PageIndexes.read(file.stream, c, context(col, blockIndex))
+      (r, r.fold(_ => -1L, _ => PageIndexes.heapBytes(c)))
+    }
 
   /** The chunk's page locations from its offset index, once checked; None (counted when the index
     * is there but wrong) otherwise. */

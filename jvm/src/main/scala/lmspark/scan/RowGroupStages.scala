@@ -58,7 +58,8 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
       (i, d, p.fetches(i))
     }
 
-  /** The columns a row group's first fetch takes: all of them when it is decoded whole, when the
+  /** The columns a row group's first fetch takes: all of them, whole chunks, with
+    * [[ScanSettings.wholeChunks]]; all of them when it is decoded whole, when the
     * page index left few candidate pages (`singleStageMaxBytes` over all columns: one round trip
     * instead of two, its requests [[spread]]), or when the other columns' candidate pages are no
     * more bytes than a round trip is worth (`maxCoalesceGap`, the gap read through rather than
@@ -68,7 +69,8 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
       whole: Boolean): Stage = {
     val all = leaves(p, present.toSeq)
     val few = p.selection.isDefined && sources.cost(block, p, all)._2 <= settings.singleStageMaxBytes
-    if (filters.isEmpty || whole || few) new Stage(all, if (few) spread else FetchingStream.Spread.No)
+    if (settings.wholeChunks) new Stage(all, FetchingStream.Spread.No, wholeChunks = true)
+    else if (filters.isEmpty || whole || few) new Stage(all, if (few) spread else FetchingStream.Spread.No)
     else {
       val filtered = leaves(p, filters.keys)
       val others = all.filterNot(filtered.contains)
@@ -85,9 +87,12 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
   private lazy val spread: FetchingStream.Spread =
     if (pruner != null && pruner.keptByStatistics <= 1) FetchingStream.Spread.Apart else FetchingStream.Spread.Merged
 
-  /** A fetch's columns (requested column, leaf, fetch), and how its requests are spread. */
-  private final class Stage(val columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], cut: FetchingStream.Spread) {
-    def fetch(block: BlockMetaData, p: RowGroupPlan): FetchingStream.Fetch = sources.fetch(block, p, columns, cut)
+  /** A fetch's columns (requested column, leaf, fetch), and how its requests are spread; with
+    * `wholeChunks`, their whole chunks ([[ScanSettings.wholeChunks]]). */
+  private final class Stage(val columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], cut: FetchingStream.Spread,
+      wholeChunks: Boolean = false) {
+    def fetch(block: BlockMetaData, p: RowGroupPlan): FetchingStream.Fetch =
+      if (wholeChunks) sources.fetchWhole(block, columns) else sources.fetch(block, p, columns, cut)
   }
 
   /** Fetches ahead while the current row group decodes: the next [[RowGroupStages.AheadRowGroups]]
@@ -225,9 +230,11 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
     stageFetches ::= firstStage(block, p, filters, whole = false).fetch(block, p)
 
   /** Fetches `columns` (plan columns) of `rowGroup`, the stage that reads them; its few
-    * candidate pages spread as [[spread]] says. */
+    * candidate pages spread as [[spread]] says (with [[ScanSettings.wholeChunks]], their whole
+    * chunks: nothing, when the first stage fetched them). */
   def fetchRest(block: BlockMetaData, rowGroup: RowGroupPlan, columns: Iterable[Int]): Unit = {
     val rest = leaves(rowGroup, columns)
+    if (settings.wholeChunks) { stageFetches ::= sources.fetchWhole(block, rest); return }
     val few = rowGroup.selection.isDefined && sources.cost(block, rowGroup, rest)._2 <= settings.singleStageMaxBytes
     stageFetches ::= sources.fetch(block, rowGroup, rest, if (few) spread else FetchingStream.Spread.No)
   }

@@ -26,6 +26,9 @@ import lmspark.predicate.Predicate
  * (`flagAllMarked`: every dropped row stays in the selection, flagged, as a top-k's reads need to
  * count rows by their split ordinal; otherwise most are left out), and `physicalSchema` the names and field ids its files use for the required columns
  * ([[lmspark.shim.TableFiles]]); names in messages and metrics stay `requiredSchema`'s.
+ * `wholeChunks`: each row group's first stage fetches every column's whole chunk in one call (one
+ * request per row group, as Spark's reader sends), whatever its selection leaves unread, so no later
+ * stage sends another ([[RowGroupStages]]; a top-k's one pass on an object store).
  */
 final case class ScanSettings(
     requiredSchema: StructType,
@@ -64,7 +67,8 @@ final case class ScanSettings(
     unreadFields: Set[Seq[String]] = Set.empty,
     markColumn: Option[String] = None,
     flagAllMarked: Boolean = false,
-    physicalSchema: Option[StructType] = None) {
+    physicalSchema: Option[StructType] = None,
+    wholeChunks: Boolean = false) {
 
   /** The schema a file's columns are found by ([[FileReadPlan.build]]): `requiredSchema`'s columns
     * under the names and field ids the table format's files use. */

@@ -30,7 +30,8 @@ import lmspark.testutil.{HalfFloatFiles, LmSparkSession, TopKChecks}
   * and projections; and the query's rows, in order, through `TakeOrderedAndProject`'s own shuffle.
   * [[TopKThreshold]] is checked against Spark's top-k itself: offering only the rows it admits gives
   * the same rows as offering all of them. The differential cases run with pass 1's page pruning
-  * (`spark.lmspark.topK.pagePruning.enabled`) on and off. Fixed cases: the row groups pass 1 leaves
+  * (`spark.lmspark.topK.pagePruning.enabled`) on and off, and through the simulated object store,
+  * where the top-k reads in one pass ([[TopKRead.OnePass]]). Fixed cases: the row groups pass 1 leaves
   * and the rows it ranks, against Spark's top-k's threshold simulated on ranks and parquet-java's
   * column index; the pages read, a file handed to Spark's reader, the declines EXPLAIN shows, the
   * flag, canonicalisation.
@@ -39,9 +40,10 @@ import lmspark.testutil.{HalfFloatFiles, LmSparkSession, TopKChecks}
   * the table and the query. */
 class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
 
+  /** Small splits; the simulated object store (no latency) for the cases read through it. */
   override protected def sparkConf: Map[String, String] = Map(
     "spark.sql.files.openCostInBytes" -> "1024",
-    "spark.sql.files.maxPartitionBytes" -> "24k")
+    "spark.sql.files.maxPartitionBytes" -> "24k") ++ lmspark.testutil.SimulatedStore.conf(latencyMs = 0.0, mbPerSec = 1e6)
 
   private val seed: Long = sys.env.get("LMSPARK_TEST_SEED").map(_.trim.toLong).getOrElse(20261128L)
 
@@ -126,9 +128,11 @@ class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
     var unread = 0L // row groups pass 1 left by statistics, over every case
     var repeated = 0L // passes by statistics that ties sent back to Spark's order
     var prunedUnread = 0L // row groups left unread with page pruning on
+    var onePass = 0 // cases read in one pass, through the object store
+    var onePassUnread = 0L // row groups left unread by them
     // Six tables, and up to six more while some way of the first pass by statistics was not taken
     // (which ways the cases take depends on the seed).
-    def covered = unread > 0 && repeated > 0 && prunedUnread > 0
+    def covered = unread > 0 && repeated > 0 && prunedUnread > 0 && onePassUnread > 0
     var t = 0
     while (t < 6 || (t < 12 && !covered)) {
       val table = randomTable(r, t)
@@ -141,21 +145,30 @@ class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
           val limit = Seq(1, 2, 7, 25, 150, 4000)(r.nextInt(6))
           val others = r.shuffle(Seq("id", "pad", "s", "dec", "d")).take(1 + r.nextInt(3)).filterNot(keys.contains)
           val columns = (if (others.isEmpty) Seq("id") else others) ++ (if (r.nextBoolean()) keys else Nil)
-          def q = spark.read.parquet(table.dir).select((columns ++ keys).distinct.map(col): _*).orderBy(orders: _*)
-            .limit(limit).select(columns.distinct.map(col): _*)
-          for (pagePruning <- Seq(true, false)) withConf(LmConf.TOP_K_PAGE_PRUNING.key -> pagePruning.toString) {
-            val scan = checkTopK(q, s"seed $seed table ${table.params}, batch $batchSize, page pruning $pagePruning: " +
-              s"columns $columns ORDER BY $orders LIMIT $limit")
-            unread += scan.metrics(LmMetrics.TopKRowGroupsUnread).value
-            repeated += scan.metrics(LmMetrics.TopKPassesRepeated).value
-            if (pagePruning) prunedUnread += scan.metrics(LmMetrics.TopKRowGroupsUnread).value
-          }
+          def q(root: String) = spark.read.parquet(root + table.dir).select((columns ++ keys).distinct.map(col): _*)
+            .orderBy(orders: _*).limit(limit).select(columns.distinct.map(col): _*)
+          // Local disk with pass 1's page pruning on and off, and the object store (one pass when the
+          // first key is a data column: page pruning on, the metadata cache on by default).
+          for ((pagePruning, store) <- Seq((true, false), (false, false), (true, true)))
+            withConf(LmConf.TOP_K_PAGE_PRUNING.key -> pagePruning.toString, LmConf.TOP_K_OBJECT_STORE_MIN_BYTES.key -> "0") {
+              val scan = checkTopK(q(if (store) "simstore://" else ""), s"seed $seed table ${table.params}, batch " +
+                s"$batchSize, page pruning $pagePruning, store $store: columns $columns ORDER BY $orders LIMIT $limit")
+              val left = scan.metrics(LmMetrics.TopKRowGroupsUnread).value
+              if (store) {
+                if (scan.topKOnePass) { onePass += 1; onePassUnread += left }
+                else assert(left == 0, s"seed $seed: a two-pass top-k on an object store read by statistics")
+              } else {
+                unread += left
+                repeated += scan.metrics(LmMetrics.TopKPassesRepeated).value
+                if (pagePruning) prunedUnread += left
+              }
+            }
         }
       }
     }
     // Both ways of the first pass by statistics were taken somewhere.
     assert(covered, s"seed $seed, $t tables: $unread row groups left unread ($prunedUnread with page pruning on), " +
-      s"$repeated passes repeated")
+      s"$repeated passes repeated; $onePass cases in one pass, leaving $onePassUnread row groups unread")
   }
 
   // ---- pass 1 by statistics ----
@@ -483,12 +496,16 @@ class TopKSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
     val dir = newDir("topk-metadata")
     spark.range(0, 6000).selectExpr("id", "cast(id * 7919 % 1009 as int) as k", "cast(id as string) as v")
       .repartition(3).write.parquet(dir)
-    for ((limit, descending) <- Seq(1 -> false, 9 -> true, 130 -> false)) {
+    // On local disk; through the object store in one pass (whose reads cannot take the row index
+    // as a column: with it, in two).
+    for ((limit, descending) <- Seq(1 -> false, 9 -> true, 130 -> false); (store, rowIndex) <- Seq(false -> true,
+        true -> false, true -> true)) withConf(LmConf.TOP_K_OBJECT_STORE_MIN_BYTES.key -> "0") {
       val order = if (descending) col("k").desc else col("k")
-      def q = spark.read.parquet(dir).select(col("id"), col("v"), col("k"), col("_metadata.file_name"),
-        col("_metadata.file_block_start"), col("_metadata.file_modification_time"), col("_metadata.row_index"))
-        .orderBy(order, col("id")).limit(limit)
-      checkTopK(q, s"ORDER BY $order, id LIMIT $limit")
+      def q = spark.read.parquet((if (store) "simstore://" else "") + dir).select(Seq(col("id"), col("v"), col("k"),
+        col("_metadata.file_name"), col("_metadata.file_block_start"), col("_metadata.file_modification_time")) ++
+        (if (rowIndex) Seq(col("_metadata.row_index")) else Nil): _*).orderBy(order, col("id")).limit(limit)
+      val scan = checkTopK(q, s"ORDER BY $order, id LIMIT $limit, store $store, row index $rowIndex")
+      assert(scan.topKOnePass == (store && !rowIndex), s"store $store, row index $rowIndex")
     }
     // Sorting by a file constant: pass 1 reads no such column, so the scan declines.
     def byFile = spark.read.parquet(dir).select(col("id"), col("_metadata.file_name").as("f")).orderBy(col("f"), col("id")).limit(3)

@@ -134,6 +134,30 @@ class ObjectStoreIoSuite extends AnyFunSuite with LmSparkSession {
     }
   }
 
+  test("a top-k on an object store with the metadata cache: one pass, one request per row group, fewer than vanilla") {
+    withConf(LmConf.TOP_K_OBJECT_STORE_MIN_BYTES.key -> "0", LmConf.METADATA_CACHE_MAX_BYTES.key -> (64L << 20).toString) {
+      val topN = (t: DataFrame) => t.orderBy(col("d").desc, col("id")).limit(10)
+      checkSparkAnswerAndLmUsed(topN(table))
+      val vanilla = withConf("spark.lmspark.enabled" -> "false")(requests(topN(table))._1)
+      lmspark.meta.MetadataCache.clear()
+      val (cold, _) = requests(topN(table))
+      val (warm, plan) = requests(topN(table))
+      val scan = lmScans(plan) match { case Seq(s) => s; case other => fail(s"one scan expected: $other\n$plan") }
+      assert(scan.topK && scan.topKOnePass, plan.toString)
+      // The footer and page indexes come from the cache: each row group read is one round trip of one
+      // request (its columns' chunks lie end to end), and there is no second pass.
+      val groups = metric(plan, LmMetrics.RowGroupsRead)
+      assert(groups == 4, plan.toString)
+      assert(metric(plan, LmMetrics.IoRoundTrips) == groups && warm == groups,
+        s"$warm requests in ${metric(plan, LmMetrics.IoRoundTrips)} round trips for $groups row groups\n$plan")
+      assert(warm < vanilla, s"lmspark sent $warm requests, vanilla Spark $vanilla\n$plan")
+      // Once the top-k holds 10 rows, a row group's rows that sort after its threshold are not ranked.
+      assert(metric(plan, LmMetrics.TopKRowsRanked) < rows, plan.toString)
+      info(s"top-n in one pass: $warm requests warm, $cold cold, vanilla $vanilla; " +
+        s"${metric(plan, LmMetrics.TopKRowsRanked)} of $rows rows ranked")
+    }
+  }
+
   test("a row group read filter-first whose other columns are small: one round trip, not two") {
     val q = (t: DataFrame) => t.where(col("d") < 50.0).select("k")
     checkSparkAnswerAndLmUsed(q(table))
