@@ -88,8 +88,8 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
           inOrder(s, pieces, reads, opened, rankedRows, unread)
         }
       case Some((s, pieces)) => inOrder(s, pieces, reads, opened, rankedRows, unread)
-      case None => best(files.indices.iterator.map(f => Piece(files(f), f, 0L, -1L)), new TopKThreshold(limit, ordering),
-        None, reads, opened, rankedRows)
+      case None => best(Chosen.of(files.indices.iterator.map(f => Piece(files(f), f, 0L, -1L))),
+        new TopKThreshold(limit, ordering), None, reads, opened, rankedRows)
     }
     val found = new java.util.HashMap[Long, InternalRow]
     top.map(_.getLong(position)).groupBy(_ >>> OrdinalBits).toSeq.sortBy(_._1).foreach { case (f, ps) =>
@@ -167,17 +167,17 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
       opened: java.util.List[AutoCloseable], rankedRows: SQLMetric, unread: SQLMetric): Array[InternalRow] = {
     val k = s.key
     val threshold = new TopKThreshold(limit, ordering)
-    def leftOut(p: Int): Boolean = threshold.full && pieces(p).noneMatch(k.notAfter(k.valueOf(threshold.current))) && {
-      unread += 1
-      true
-    }
-    best(chosen(pieces, leftOut, () => false), threshold, Some(s), reads, opened, rankedRows)
+    def ruledOut(p: Int): Boolean = threshold.full && pieces(p).noneMatch(k.notAfter(k.valueOf(threshold.current)))
+    def leftOut(p: Int): Boolean = ruledOut(p) && { unread += 1; true }
+    best(chosen(pieces, leftOut, () => false, !ruledOut(_)), threshold, Some(s), reads, opened, rankedRows)
   }
 
   /** `pieces` in turn, but those `leftOut` names, until `stop`; each decided once, when the rows
-    * before it were all ranked. */
-  private def chosen(pieces: IndexedSeq[Sliced], leftOut: Int => Boolean, stop: () => Boolean): Iterator[Piece] =
-    new Iterator[Piece] {
+    * before it were all ranked. `mayRead` (free of side effects) tells whether a piece could still
+    * be read now, for [[Chosen.upcoming]]. */
+  private def chosen(pieces: IndexedSeq[Sliced], leftOut: Int => Boolean, stop: () => Boolean,
+      mayRead: Int => Boolean = _ => false): Chosen =
+    new Chosen {
       private[this] var p = 0
       /** Whether piece `p` was decided to be read (nothing is ranked between `hasNext` and `next`). */
       private[this] var ready = false
@@ -190,13 +190,14 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
         val s = pieces(p)
         p += 1
         ready = false
-        Piece(s.slice.split, s.f, s.slice.firstRow, s.slice.fileRow)
+        s.piece
       }
+      override def upcoming(): Option[Piece] = (p until pieces.length).find(mayRead).map(pieces(_).piece)
     }
 
   /** Spark's top-k over the light rows of `pieces`, read in turn (bounded by `byStats`' key, when given,
     * as [[lightRows]] says). */
-  private def best(pieces: Iterator[Piece], threshold: TopKThreshold, byStats: Option[ByStatistics],
+  private def best(pieces: Chosen, threshold: TopKThreshold, byStats: Option[ByStatistics],
       reads: PieceReads, opened: java.util.List[AutoCloseable], rankedRows: SQLMetric): Array[InternalRow] =
     SparkTopK.takeOrdered(lightRows(pieces, threshold, byStats, reads, opened, rankedRows), limit, ordering).toArray
 
@@ -218,21 +219,39 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
     * threshold's first key: every row failing it sorts strictly after the threshold, which only
     * rises, so the top-k would not keep it; so its pages that the column index proves hold no row
     * passing the bound are neither read nor decompressed, and its rows are placed by their row index. */
-  private def lightRows(pieces: Iterator[Piece], threshold: TopKThreshold, byStats: Option[ByStatistics],
+  private def lightRows(pieces: Chosen, threshold: TopKThreshold, byStats: Option[ByStatistics],
       reads: PieceReads, opened: java.util.List[AutoCloseable], rankedRows: SQLMetric): Iterator[InternalRow] = {
     val project = UnsafeProjection.create((ranked.types :+ LongType).toArray)
     val positions = new OnHeapColumnVector(4096, LongType)
     opened.add(positions)
-    pieces.flatMap { case Piece(file, f, firstRow, fileRow) =>
+    /** A piece's read, with the bound it was opened with (if any), by the threshold now. */
+    def open(piece: Piece): (SplitRead, Option[(Bounded, Predicate)]) = {
       val gate = for {
         s <- byStats
         b <- reads.bounded
-        if fileRow >= 0 && threshold.full
+        if piece.fileRow >= 0 && threshold.full
         bound = s.key.notAfter(s.key.valueOf(threshold.current))
         if bound != Predicate.True
       } yield (b, bound)
-      val read = gate.fold(reads.plain(file)) { case (b, bound) => b.read(file, bound) }
+      val read = gate.fold(reads.plain(piece.file)) { case (b, bound) => b.read(piece.file, bound) }
       remember(read, opened)
+      (read, gate)
+    }
+    // In one pass, the next piece that may be read is opened, and its fetch started, while one is
+    // ranked (once the top-k is full: a bound only loosens by being taken early, and rows failing it
+    // sort after a threshold that only falls); dropped, its fetch unused, if it is left out after all.
+    var ahead: Option[(Piece, SplitRead, Option[(Bounded, Predicate)])] = None
+    pieces.flatMap { piece =>
+      val Piece(file, f, firstRow, fileRow) = piece
+      val (read, gate) = ahead match {
+        case Some((p, r, g)) if p == piece => ahead = None; (r, g)
+        case other => other.foreach(a => close(a._2.batches)); ahead = None; open(piece)
+      }
+      if (reads.keep.isDefined && threshold.full) pieces.upcoming().foreach { next =>
+        val (r, g) = open(next)
+        r.fetchAhead()
+        ahead = Some((next, r, g))
+      }
       var ordinal = firstRow
       read.batches.flatMap { b =>
         val batch = b.asInstanceOf[ColumnarBatch]
@@ -373,9 +392,25 @@ object TopKRead {
     * first row is the split's row `firstRow` and the file's row `fileRow` (-1: the split itself). */
   private final case class Piece(file: PartitionedFile, f: Int, firstRow: Long, fileRow: Long)
 
+  /** Pieces read in turn; `upcoming` names the next one that could be read now, without deciding it
+    * (None: not known). */
+  private trait Chosen extends Iterator[Piece] {
+    def upcoming(): Option[Piece]
+  }
+
+  private object Chosen {
+    /** `pieces`, none known ahead. */
+    def of(pieces: Iterator[Piece]): Chosen = new Chosen {
+      override def hasNext: Boolean = pieces.hasNext
+      override def next(): Piece = pieces.next()
+      override def upcoming(): Option[Piece] = None
+    }
+  }
+
   /** A row group of the task's file `f` as a slice, with what its statistics prove. */
   private final case class Sliced(slices: SplitSlices, slice: RowGroupSlice, f: Int) {
     def noneMatch(p: Predicate): Boolean = slices.noneMatch(slice, p)
+    def piece: Piece = Piece(slice.split, f, slice.firstRow, slice.fileRow)
   }
 
   /** A position: the file's index among the task's files above `OrdinalBits`, the row's ordinal in it below. */

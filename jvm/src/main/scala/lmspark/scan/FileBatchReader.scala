@@ -259,6 +259,15 @@ final class FileBatchReader(
     if (wanted == null) stages.prefetchNext(nextBlock, filtersOf, filters => lm.likelyWhole(filters.keys, outputOnly))
   }
 
+  /** Before the first batch is asked for: decides the first row group to read and starts fetching
+    * its first stage ([[RowGroupStages.prefetchNext]]), so that the fetch overlaps whatever the
+    * caller does meanwhile (on an object store; nothing on local disk, nor for a read of wanted
+    * rows). A decision that fails here fails again in its turn, where it is reported. */
+  def fetchAhead(): Unit = SQLConf.withExistingConf(sqlConf) {
+    if (!closed && nextBlock == 0 && wanted == null)
+      stages.prefetchNext(0, filtersOf, filters => lm.likelyWhole(filters.keys, outputOnly))
+  }
+
   /** Runs `body`, giving unexpected failures a message that names the file, the row group and,
     * when a column reader was running, the column and its current page. (Malformed input is a
     * [[lmspark.column.ParquetDecodeException]] from the readers already, which names all four.) */

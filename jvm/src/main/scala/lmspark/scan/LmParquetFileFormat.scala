@@ -109,7 +109,7 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
             val marks = files.markedRows(file, conf).map(new RowMarks(_)).orNull
             new FileBatchReader(open, plan, file.partitionValues, settings, scanMetrics, wanted, marks)
           } catch { case e: Throwable => open.close(); throw e }
-          SplitRead(reader, everyRow = wanted == null && bound == Predicate.True)
+          SplitRead(reader, everyRow = wanted == null && bound == Predicate.True, () => reader.fetchAhead())
         case Left(reason) =>
           open.close()
           logInfo(s"lmspark hands ${file.filePath} to Spark's reader: $reason")
@@ -141,8 +141,9 @@ class LmParquetFileFormat(metrics: ScanMetrics, predicate: Predicate, fileFallba
 
 /** What reading one file split gives: its `ColumnarBatch`es (typed `AnyRef`: Spark's interface
   * types them `InternalRow`), and whether they hold every row of the split (else only the rows
-  * asked for, in split order). */
-final case class SplitRead(batches: Iterator[AnyRef], everyRow: Boolean)
+  * asked for, in split order). `fetchAhead` starts fetching what its first row group will read
+  * before the batches are asked for ([[FileBatchReader.fetchAhead]]; nothing for Spark's reader). */
+final case class SplitRead(batches: Iterator[AnyRef], everyRow: Boolean, fetchAhead: () => Unit = () => ())
 
 /**
  * With `ignoreCorruptFiles`, Spark's `FileScanRDD` itself skips the rest of a file whose reader
