@@ -279,9 +279,9 @@ object LmConf {
     "On an object store (any file system but local files, HDFS and viewfs), `spark.lmspark.topK.enabled` " +
       "applies only to tables of at least this many bytes. There, with the metadata cache on, it reads in " +
       "one pass: each row group's columns in one request (as Spark's reader does), its rows decoded past " +
-      "the sort columns only where they may enter the top-k; without the cache, its second pass fetches " +
-      "the kept rows' pages. Either way each row group costs a round trip of its own, which reading a small " +
-      "table whole, several row groups a request, costs less than. 0: every table.", min = 0)
+      "the sort columns only where they may enter the top-k; without the cache, in two passes, the second " +
+      "fetching the kept rows' pages. On a small table either costs more round trips than reading it whole, " +
+      "several row groups a request. 0: every table.", min = 0)
 
   val DICTIONARY_PREDICATES: Entry[Boolean] = bool("spark.lmspark.dictionaryPredicates.enabled", default = true, "pipeline",
     "Evaluate filters on dictionary-encoded batches once per dictionary entry, then test each row's id " +
