@@ -238,8 +238,9 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
       (read, gate)
     }
     // In one pass, the next piece that may be read is opened, and its fetch started, while one is
-    // ranked (once the top-k is full: a bound only loosens by being taken early, and rows failing it
-    // sort after a threshold that only falls); dropped, its fetch unused, if it is left out after all.
+    // ranked (once the top-k is full: a bound taken early is only looser, as the threshold only
+    // tightens, and a row failing it sorts after the threshold then, so the top-k would never keep
+    // it); dropped, its fetch unused, if it is left out after all.
     var ahead: Option[(Piece, SplitRead, Option[(Bounded, Predicate)])] = None
     pieces.flatMap { piece =>
       val Piece(file, f, firstRow, fileRow) = piece
