@@ -140,7 +140,7 @@ class ObjectStoreIoSuite extends AnyFunSuite with LmSparkSession {
       checkSparkAnswerAndLmUsed(topN(table))
       val vanilla = withConf("spark.lmspark.enabled" -> "false")(requests(topN(table))._1)
       // Whether vanilla Spark fetched its row groups apart (parquet-java's vectored reads, as on 4.1
-      // and 4.3); on 4.0 it reads the file through as one stream, one request for all of them.
+      // and 4.3); on 3.5 and 4.0 it reads the file through as one stream, one request for all.
       val vanillaApart = SimulatedStore.vectoredCalls.get() > 0
       lmspark.meta.MetadataCache.clear()
       val (cold, _) = requests(topN(table))
