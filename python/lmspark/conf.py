@@ -108,7 +108,7 @@ TOP_K_PAGE_PRUNING_ENABLED = "spark.lmspark.topK.pagePruning.enabled"
 #: Default: 10000.
 TOP_K_MAX_ROWS = "spark.lmspark.topK.maxRows"
 
-#: On an object store (any file system but local files, HDFS and viewfs), `spark.lmspark.topK.enabled` applies only to tables of at least this many bytes. There, with the metadata cache on, it reads in one pass: each row group's columns in one request (as Spark's reader does), its rows decoded past the sort columns only where they may enter the top-k; without the cache, in two passes, the second fetching the kept rows' pages. On a small table either costs more round trips than reading it whole, several row groups a request. 0: every table.
+#: On an object store (any file system but local files, HDFS and viewfs), `spark.lmspark.topK.enabled` applies only to tables of at least this many bytes. There, with the metadata cache on, it reads in one pass, row group by row group in Spark's order, leaving those whose statistics put all their rows after the k-th row: each row group's columns in one request (as Spark's reader does), its rows decoded past the sort columns only where they may enter the top-k; without the cache, in two passes, the second fetching the kept rows' pages. On a small table either costs more round trips than reading it whole, several row groups a request. 0: every table.
 #: Default: 67108864.
 TOP_K_OBJECT_STORE_MIN_BYTES = "spark.lmspark.topK.objectStoreMinBytes"
 
