@@ -69,36 +69,33 @@ final class TopKRead(ranked: TopKRead.Pass, full: TopKRead.Pass, constants: TopK
     Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => opened.asScala.foreach(close)))
     val sliced = byStats.flatMap(s => slicesOf(files, s.key).map(s -> _))
     val position = ranked.types.length
-    sliced match {
-      case Some((s, pieces)) if s.onePass.isDefined =>
-        val kept = new java.util.HashMap[Long, InternalRow]
-        val top = inOrder(s, pieces, onePassReads(s.onePass.get, files, kept), opened, rankedRows, unread)
-        return top.iterator.map { r =>
-          val row = kept.get(r.getLong(position))
-          if (row == null) throw new IllegalStateException(s"internal error: top-k row ${r.getLong(position)} was not kept")
-          row
-        }
-      case _ =>
-    }
-    val reads = PieceReads(ranked.read(_, null), byStats.flatMap(_.bounded), ranked.types.indices, None)
-    val top = sliced match {
-      case Some((s, pieces)) if bestFirstPays(s.key, pieces) =>
-        bestFirst(s, pieces, reads, opened, rankedRows, unread).getOrElse {
-          repeated += 1
-          inOrder(s, pieces, reads, opened, rankedRows, unread)
-        }
-      case Some((s, pieces)) => inOrder(s, pieces, reads, opened, rankedRows, unread)
-      case None => best(Chosen.of(files.indices.iterator.map(f => Piece(files(f), f, 0L, -1L))),
-        new TopKThreshold(limit, ordering), None, reads, opened, rankedRows)
-    }
+    // Each kept row's whole row by its position: kept as ranked in one pass, else read in pass 2.
     val found = new java.util.HashMap[Long, InternalRow]
-    top.map(_.getLong(position)).groupBy(_ >>> OrdinalBits).toSeq.sortBy(_._1).foreach { case (f, ps) =>
-      val ordinals = ps.map(_ & OrdinalMask).sorted
-      read(files(f.toInt), ordinals, opened).foreach { case (o, row) => found.put((f << OrdinalBits) | o, row) }
+    val top = sliced match {
+      case Some((s, pieces)) if s.onePass.isDefined =>
+        inOrder(s, pieces, onePassReads(s.onePass.get, files, found), opened, rankedRows, unread)
+      case _ =>
+        val reads = PieceReads(ranked.read(_, null), byStats.flatMap(_.bounded), ranked.types.indices, None)
+        val top = sliced match {
+          case Some((s, pieces)) if bestFirstPays(s.key, pieces) =>
+            bestFirst(s, pieces, reads, opened, rankedRows, unread).getOrElse {
+              repeated += 1
+              inOrder(s, pieces, reads, opened, rankedRows, unread)
+            }
+          case Some((s, pieces)) => inOrder(s, pieces, reads, opened, rankedRows, unread)
+          case None => best(Chosen.of(files.indices.iterator.map(f => Piece(files(f), f, 0L, -1L))),
+            new TopKThreshold(limit, ordering), None, reads, opened, rankedRows)
+        }
+        top.map(_.getLong(position)).groupBy(_ >>> OrdinalBits).toSeq.sortBy(_._1).foreach { case (f, ps) =>
+          val ordinals = ps.map(_ & OrdinalMask).sorted
+          read(files(f.toInt), ordinals, opened).foreach { case (o, row) => found.put((f << OrdinalBits) | o, row) }
+        }
+        top
     }
     top.iterator.map { r =>
       val row = found.get(r.getLong(position))
-      if (row == null) throw new IllegalStateException(s"internal error: top-k row ${r.getLong(position)} was not read again")
+      if (row == null)
+        throw new IllegalStateException(s"internal error: top-k row ${r.getLong(position)} was not kept or read again")
       row
     }
   }

@@ -68,9 +68,9 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
   private def firstStage(block: BlockMetaData, p: RowGroupPlan, filters: Map[Int, Predicate],
       whole: Boolean): Stage = {
     val all = leaves(p, present.toSeq)
+    if (settings.wholeChunks) return new Stage(all, FetchingStream.Spread.No)
     val few = p.selection.isDefined && sources.cost(block, p, all)._2 <= settings.singleStageMaxBytes
-    if (settings.wholeChunks) new Stage(all, FetchingStream.Spread.No, wholeChunks = true)
-    else if (filters.isEmpty || whole || few) new Stage(all, if (few) spread else FetchingStream.Spread.No)
+    if (filters.isEmpty || whole || few) new Stage(all, if (few) spread else FetchingStream.Spread.No)
     else {
       val filtered = leaves(p, filters.keys)
       val others = all.filterNot(filtered.contains)
@@ -88,11 +88,10 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
     if (pruner != null && pruner.keptByStatistics <= 1) FetchingStream.Spread.Apart else FetchingStream.Spread.Merged
 
   /** A fetch's columns (requested column, leaf, fetch), and how its requests are spread; with
-    * `wholeChunks`, their whole chunks ([[ScanSettings.wholeChunks]]). */
-  private final class Stage(val columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], cut: FetchingStream.Spread,
-      wholeChunks: Boolean = false) {
+    * [[ScanSettings.wholeChunks]], their whole chunks. */
+  private final class Stage(val columns: Seq[(Int, ColumnDescriptor, Option[ColumnFetch])], cut: FetchingStream.Spread) {
     def fetch(block: BlockMetaData, p: RowGroupPlan): FetchingStream.Fetch =
-      if (wholeChunks) sources.fetchWhole(block, columns) else sources.fetch(block, p, columns, cut)
+      if (settings.wholeChunks) sources.fetchWhole(block, columns) else sources.fetch(block, p, columns, cut)
   }
 
   /** Fetches ahead while the current row group decodes: the next [[RowGroupStages.AheadRowGroups]]
@@ -234,9 +233,9 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
     * chunks: nothing, when the first stage fetched them). */
   def fetchRest(block: BlockMetaData, rowGroup: RowGroupPlan, columns: Iterable[Int]): Unit = {
     val rest = leaves(rowGroup, columns)
-    if (settings.wholeChunks) { stageFetches ::= sources.fetchWhole(block, rest); return }
-    val few = rowGroup.selection.isDefined && sources.cost(block, rowGroup, rest)._2 <= settings.singleStageMaxBytes
-    stageFetches ::= sources.fetch(block, rowGroup, rest, if (few) spread else FetchingStream.Spread.No)
+    val few = !settings.wholeChunks && rowGroup.selection.isDefined &&
+      sources.cost(block, rowGroup, rest)._2 <= settings.singleStageMaxBytes
+    stageFetches ::= new Stage(rest, if (few) spread else FetchingStream.Spread.No).fetch(block, rowGroup)
   }
 
   /** Releases the current row group's fetches. */
