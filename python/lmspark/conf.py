@@ -44,9 +44,13 @@ IO_SINGLE_STAGE_MAX_BYTES = "spark.lmspark.io.singleStageMaxBytes"
 #: Default: 8388608.
 IO_MAX_REQUEST_BYTES = "spark.lmspark.io.maxRequestBytes"
 
-#: Bytes (estimated heap) of parsed metadata each executor keeps across tasks and queries: footers, page indexes (with their page statistics checked and converted), bloom filters and the dictionaries pruning decodes, keyed by file path, length and modification time (a rewritten file is read anew), least recently used dropped first. A repeated query reads none of it again. 0 turns the cache off.
+#: Bytes (estimated heap) of parsed metadata each executor keeps across tasks and queries: footers, page indexes (with their page statistics checked and converted) and bloom filters, keyed by file path, length and modification time (a rewritten file is read anew), least recently used dropped first. A repeated query reads none of it again. 0 turns the cache off, and with it the dictionaries' (spark.lmspark.metadataCache.dictionaryMaxBytes).
 #: Default: 134217728.
 METADATA_CACHE_MAX_BYTES = "spark.lmspark.metadataCache.maxBytes"
+
+#: Bytes (estimated heap) of decoded dictionary pages each executor keeps across tasks and queries, beside the metadata cache and keyed as it is: those pruning decodes and those column readers decode. A repeated query that reads a row group in part (a point lookup) then reads and decompresses no dictionary page again. Least recently used dropped first; never kept with spark.lmspark.verifyChecksums on. 0 keeps none.
+#: Default: 33554432.
+METADATA_CACHE_DICTIONARY_MAX_BYTES = "spark.lmspark.metadataCache.dictionaryMaxBytes"
 
 #: Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as stored, as parquet-java's parquet.page.verify-checksum.enabled does); a mismatch fails the query with an error naming the file, column, row group and page. Skipped pages are not checked.
 #: Default: false.
@@ -154,6 +158,7 @@ DEFAULTS = {
     "spark.lmspark.io.singleStageMaxBytes": "8388608",
     "spark.lmspark.io.maxRequestBytes": "8388608",
     "spark.lmspark.metadataCache.maxBytes": "134217728",
+    "spark.lmspark.metadataCache.dictionaryMaxBytes": "33554432",
     "spark.lmspark.verifyChecksums": "false",
     "spark.lmspark.dictionary.preserve.enabled": "true",
     "spark.lmspark.pruning.statistics.enabled": "true",

@@ -170,10 +170,18 @@ object LmConf {
 
   val METADATA_CACHE_MAX_BYTES: Entry[Long] = bytes("spark.lmspark.metadataCache.maxBytes", default = 128L << 20, "io",
     "Bytes (estimated heap) of parsed metadata each executor keeps across tasks and queries: footers, page " +
-      "indexes (with their page statistics checked and converted), bloom filters and the dictionaries " +
-      "pruning decodes, keyed by file path, length and modification time (a rewritten file is read " +
-      "anew), least recently used dropped first. A repeated " +
-      "query reads none of it again. 0 turns the cache off.", min = 0L)
+      "indexes (with their page statistics checked and converted) and bloom filters, keyed by file path, " +
+      "length and modification time (a rewritten file is read anew), least recently used dropped first. " +
+      "A repeated query reads none of it again. 0 turns the cache off, and with it the dictionaries' " +
+      "(spark.lmspark.metadataCache.dictionaryMaxBytes).", min = 0L)
+
+  val METADATA_CACHE_DICTIONARY_MAX_BYTES: Entry[Long] = bytes("spark.lmspark.metadataCache.dictionaryMaxBytes",
+    default = 32L << 20, "io",
+    "Bytes (estimated heap) of decoded dictionary pages each executor keeps across tasks and queries, " +
+      "beside the metadata cache and keyed as it is: those pruning decodes and those column readers decode. " +
+      "A repeated query that reads a row group in part (a point lookup) then reads and decompresses no " +
+      "dictionary page again. Least recently used dropped first; never kept with " +
+      "spark.lmspark.verifyChecksums on. 0 keeps none.", min = 0L)
 
   val VERIFY_CHECKSUMS: Entry[Boolean] = bool("spark.lmspark.verifyChecksums", default = false, "io",
     "Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as " +

@@ -70,9 +70,14 @@ object ChunkDictionary {
 
   /** [[decode]] for a dictionary page the walk passed without decompressing it
     * ([[PageSource.holdDictionaryPage]]): decompressed and decoded now, with errors naming that page
-    * rather than the page where the walk stands. */
-  def decodeHeld(pages: PageSource, held: HeldDictionaryPage, physical: PrimitiveType): Dictionary =
-    decodePage(pages.readHeld(held), physical, pages.errorIn(held, _, _))
+    * rather than the page where the walk stands. The source is told of it
+    * ([[PageSource.decodedHeld]]: the scan may keep it for later reads of the chunk). */
+  def decodeHeld(pages: PageSource, held: HeldDictionaryPage, physical: PrimitiveType): Dictionary = {
+    val page = pages.readHeld(held)
+    val dictionary = decodePage(page, physical, pages.errorIn(held, _, _))
+    pages.decodedHeld(held, page, dictionary)
+    dictionary
+  }
 
   private def decodePage(page: DictionaryPage, physical: PrimitiveType,
       error: (String, Throwable) => ParquetDecodeException): Dictionary = {

@@ -4,6 +4,8 @@ import org.apache.parquet.format.{PageHeader, PageType}
 import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, CompressionCodecName}
 import org.apache.parquet.io.SeekableInputStream
 
+import lmspark.decode.Dictionary
+
 /** Reads the pages of one column chunk: the page walk and its protocol. How the chunk's bytes are
   * held is [[ChunkWindow]]'s (a bounded window over the file), header parsing and checks
   * [[PageHeaderReader]]'s, CRC checks and decompression [[PageDecompression]]'s, and where the kept
@@ -69,6 +71,20 @@ final class PageSource private (
   private[this] var describing: String = null
   // Decompressed pages kept for a reopened source (keepDecompressed), shared with it; null: none kept.
   private var memo: PageMemo = null
+  // Where dictionaries decoded from this chunk's held dictionary page go (keepDictionariesWith); null: nowhere.
+  private[this] var dictionaryKeeper: (Dictionary, Long) => Unit = null
+
+  /** Hands each dictionary a reader decodes from this chunk's held dictionary page
+    * ([[lmspark.column.ChunkDictionary.decodeHeld]]) to `keep`, with the file offset just past that
+    * page, when the dictionary owns its bytes (a decompressed page, not a view into the window): the
+    * scan keeps it in the executor's cache, and a later read of the chunk starts past the page. */
+  def keepDictionariesWith(keep: (Dictionary, Long) => Unit): this.type = { dictionaryKeeper = keep; this }
+
+  /** Told by [[lmspark.column.ChunkDictionary.decodeHeld]] of the `dictionary` it decoded from
+    * `held`, whose data [[readHeld]] returned as `page`. */
+  def decodedHeld(held: HeldDictionaryPage, page: DictionaryPage, dictionary: Dictionary): Unit =
+    if (dictionaryKeeper != null && page.offset == 0 && page.length == page.bytes.length)
+      dictionaryKeeper(dictionary, held.dataStart + held.header.compressed_page_size)
 
   /** Pages whose data was read (decompressed) so far, dictionary page included. */
   def pagesRead: Int = pages

@@ -74,10 +74,11 @@ final class RowGroupAssignment private[meta] (val indexes: Array[Int], extents: 
 
 /** How a file is opened: vectored reads on or off, the most bytes fetched ahead at once
   * ([[FetchingStream]]), the tail read speculatively for the footer, the bound of the
-  * executor's [[MetadataCache]] (0: nothing cached), and the largest single request. */
+  * executor's [[MetadataCache]] (0: nothing cached), the largest single request, and the bound of
+  * the cache's dictionaries (0: none cached; only with the cache on). */
 final case class OpenOptions(vectored: Boolean = true, prefetchMaxBytes: Long = 64L << 20,
     footerTailBytes: Int = FooterReader.TailBytes, metadataCacheMaxBytes: Long = 0L,
-    maxRequestBytes: Long = FetchingStream.MaxRequestBytes)
+    maxRequestBytes: Long = FetchingStream.MaxRequestBytes, dictionaryCacheMaxBytes: Long = 0L)
 
 /** A file's entry in the [[MetadataCache]] (`key` None: this read caches nothing), with the counts
   * of one read's lookups. */
@@ -85,6 +86,11 @@ final case class FileCache(key: Option[FileKey], stats: CacheStats) {
   def getOrLoad[T <: AnyRef](part: MetadataCache.Part)(load: => (T, Long)): T =
     MetadataCache.getOrLoad(key, part, stats)(load)
   def contains(part: MetadataCache.Part): Boolean = MetadataCache.contains(key, part)
+  /** The cached value of `part`, if any (a hit when found; no miss is counted). */
+  def get[T <: AnyRef](part: MetadataCache.Part): Option[T] = MetadataCache.get(key, part, stats)
+  /** Stores `value` as `part` unless the cache holds it already. */
+  def putIfAbsent(part: MetadataCache.Part, value: AnyRef, weight: Long): Unit =
+    MetadataCache.putIfAbsent(key, part, stats, value, weight)
 }
 
 object FileCache {
@@ -188,7 +194,7 @@ object FooterReader {
   private def cacheFor(path: Path, fileSize: Long, modificationTime: Long, options: OpenOptions): FileCache =
     if (options.metadataCacheMaxBytes <= 0) FileCache.Off
     else {
-      MetadataCache.configure(options.metadataCacheMaxBytes)
+      MetadataCache.configure(options.metadataCacheMaxBytes, options.dictionaryCacheMaxBytes)
       FileCache(Some(FileKey(path.toString, fileSize, modificationTime)), new CacheStats)
     }
 

@@ -17,13 +17,17 @@ final class CacheStats {
 
 /**
  * The executor-wide cache of parsed file metadata, shared by the tasks of a JVM: footers, page
- * indexes, bloom filters, and the dictionaries that pruning decodes. Entries are keyed by
- * [[FileKey]] and a part (the footer, or a row group's column) and hold immutable values only.
+ * indexes, bloom filters, and decoded dictionaries (those pruning decodes and those column readers
+ * decode). Entries are keyed by [[FileKey]] and a part (the footer, or a row group's column) and hold
+ * immutable values only.
  *
- * Bounded in bytes (each entry's estimated heap weight), least recently used evicted first. The
- * bound is the latest `spark.lmspark.metadataCache.maxBytes` a scan asked for; 0 turns the cache off
- * (nothing is kept, every lookup loads). A value is loaded outside the lock: two tasks missing the
- * same entry at once both load it, and the second store wins. A load that throws stores nothing.
+ * Two regions, each bounded in bytes (each entry's estimated heap weight), least recently used
+ * evicted first: dictionaries, and all the rest. Dictionaries are large and many a scan decodes, so
+ * they have a bound of their own and never evict a footer or an index. The bounds are the latest
+ * `spark.lmspark.metadataCache.maxBytes` and `spark.lmspark.metadataCache.dictionaryMaxBytes` a scan
+ * asked for; 0 keeps nothing in that region (every lookup loads). A value is loaded outside the lock:
+ * two tasks missing the same entry at once both load it, and the second store wins. A load that
+ * throws stores nothing.
  *
  * Invariant: a value is only ever served for the exact (path, length, modification time) it was
  * read from; files whose modification time is unknown (0 or less) are never cached.
@@ -48,18 +52,50 @@ object MetadataCache {
   private final case class Key(file: FileKey, part: Part)
   private final class Entry(val value: AnyRef, val weight: Long)
 
+  /** One LRU map of entries and its bound (guarded by [[lock]]). */
+  private final class Region {
+    val entries = new JLinkedHashMap[Key, Entry](256, 0.75f, true)
+    var bytes = 0L
+    var maxBytes = 0L
+
+    def put(key: Key, value: AnyRef, weight: Long, stats: CacheStats): Unit = {
+      val w = weight + EntryOverhead
+      if (w > maxBytes) return // larger than the whole region (or the region is off): not kept
+      val old = entries.put(key, new Entry(value, w))
+      if (old != null) bytes -= old.weight
+      bytes += w
+      evictTo(maxBytes, stats)
+    }
+
+    def evictTo(bound: Long, stats: CacheStats): Unit = {
+      val it = entries.values().iterator()
+      while (bytes > bound && it.hasNext) {
+        bytes -= it.next().weight
+        it.remove()
+        if (stats != null) stats.evictions += 1
+      }
+    }
+  }
+
   /** Fixed cost charged to every entry besides its value's estimate (key, map node, wrappers). */
   private val EntryOverhead = 256L
 
   private val lock = new Object
-  private val entries = new JLinkedHashMap[Key, Entry](256, 0.75f, true)
-  private var bytes = 0L
-  private var maxBytes = 0L
+  private val metadata = new Region
+  private val dictionaries = new Region
 
-  /** Sets the bound (evicting down to it); called with each scan's setting. */
-  def configure(bound: Long): Unit = lock.synchronized {
-    maxBytes = math.max(0L, bound)
-    evictTo(maxBytes, null)
+  private def regionOf(part: Part): Region = part match {
+    case _: Dictionary => dictionaries
+    case _ => metadata
+  }
+
+  /** Sets the bounds of the metadata and the dictionaries (evicting down to them); called with
+    * each scan's settings. */
+  def configure(bound: Long, dictionaryBound: Long): Unit = lock.synchronized {
+    metadata.maxBytes = math.max(0L, bound)
+    dictionaries.maxBytes = math.max(0L, dictionaryBound)
+    metadata.evictTo(metadata.maxBytes, null)
+    dictionaries.evictTo(dictionaries.maxBytes, null)
   }
 
   /** Whether `file` may be cached at all. */
@@ -71,43 +107,45 @@ object MetadataCache {
   def getOrLoad[T <: AnyRef](file: Option[FileKey], part: Part, stats: CacheStats)(load: => (T, Long)): T = {
     val key = file.filter(cacheable).map(Key(_, part)).orNull
     if (key != null) {
-      val hit = lock.synchronized(entries.get(key))
+      val hit = lock.synchronized(regionOf(part).entries.get(key))
       if (hit != null) { stats.hits += 1; return hit.value.asInstanceOf[T] }
       stats.misses += 1
     }
     val (value, weight) = load
-    if (key != null && weight >= 0) put(key, value, weight, stats)
+    if (key != null && weight >= 0) lock.synchronized(regionOf(part).put(key, value, weight, stats))
     value
+  }
+
+  /** The cached value of `part` of `file`, if any, counted as a hit when found (a lookup that
+    * would not load on a miss, so a miss is not counted). */
+  def get[T <: AnyRef](file: Option[FileKey], part: Part, stats: CacheStats): Option[T] = {
+    val key = file.filter(cacheable).map(Key(_, part)).orNull
+    if (key == null) return None
+    val hit = lock.synchronized(regionOf(part).entries.get(key))
+    if (hit == null) None else { stats.hits += 1; Some(hit.value.asInstanceOf[T]) }
+  }
+
+  /** Stores `value` (estimated `weight` bytes) as `part` of `file` unless an entry is there already. */
+  def putIfAbsent(file: Option[FileKey], part: Part, stats: CacheStats, value: AnyRef, weight: Long): Unit = {
+    val key = file.filter(cacheable).map(Key(_, part)).orNull
+    if (key != null && weight >= 0) lock.synchronized {
+      val region = regionOf(part)
+      if (!region.entries.containsKey(key)) region.put(key, value, weight, stats)
+    }
   }
 
   /** Whether `part` of `file` is cached now (without touching its recency). */
   def contains(file: Option[FileKey], part: Part): Boolean =
-    file.filter(cacheable).exists(f => lock.synchronized(entries.containsKey(Key(f, part))))
-
-  private def put(key: Key, value: AnyRef, weight: Long, stats: CacheStats): Unit = lock.synchronized {
-    val w = weight + EntryOverhead
-    if (w > maxBytes) return // larger than the whole cache (or the cache is off): not kept
-    val old = entries.put(key, new Entry(value, w))
-    if (old != null) bytes -= old.weight
-    bytes += w
-    evictTo(maxBytes, stats)
-  }
-
-  private def evictTo(bound: Long, stats: CacheStats): Unit = {
-    val it = entries.values().iterator()
-    while (bytes > bound && it.hasNext) {
-      bytes -= it.next().weight
-      it.remove()
-      if (stats != null) stats.evictions += 1
-    }
-  }
+    file.filter(cacheable).exists(f => lock.synchronized(regionOf(part).entries.containsKey(Key(f, part))))
 
   /** Bytes held now (estimated), for tests. */
-  def heldBytes: Long = lock.synchronized(bytes)
+  def heldBytes: Long = lock.synchronized(metadata.bytes + dictionaries.bytes)
 
   /** Entries held now, for tests. */
-  def size: Int = lock.synchronized(entries.size)
+  def size: Int = lock.synchronized(metadata.entries.size + dictionaries.entries.size)
 
   /** Drops every entry (tests). */
-  def clear(): Unit = lock.synchronized { entries.clear(); bytes = 0L }
+  def clear(): Unit = lock.synchronized {
+    Seq(metadata, dictionaries).foreach { r => r.entries.clear(); r.bytes = 0L }
+  }
 }

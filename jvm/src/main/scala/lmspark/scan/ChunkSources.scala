@@ -5,14 +5,16 @@ import org.apache.parquet.hadoop.metadata.BlockMetaData
 
 import lmspark.column.ChunkDictionary
 import lmspark.io.{ByteRange, ChunkContext, ChunkInput, FetchingStream, PageSource}
-import lmspark.meta.OpenFile
+import lmspark.meta.{MetadataCache, OpenFile}
 
 /** Opens the column chunks of one file split: the one place that says how a chunk is read. It
   * names every chunk by the file's row-group index ([[OpenFile.rowGroupIndex]]), and chooses each
   * page source: only some pages ([[PageSource.forPages]]) when a fetch leaves pages out, otherwise
   * the whole chunk; either way starting past the dictionary page when the row group's plan holds
   * that page decoded already (read for dictionary pruning), so no dictionary is read or decoded
-  * twice for one reader. [[fetch]] fetches ahead, in one call, the bytes that opening some columns
+  * twice for one reader. A dictionary a reader decodes goes to the executor's cache
+  * ([[PageSource.keepDictionariesWith]]), where the next decision on the row group finds it
+  * ([[RowGroupPruner]]). [[fetch]] fetches ahead, in one call, the bytes that opening some columns
  * will read ([[PageSource.rangesOf]]: the same ranges the sources read). */
 final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: Int) {
 
@@ -32,12 +34,24 @@ final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: In
   def open(block: BlockMetaData, rowGroup: RowGroupPlan, col: Int, descriptor: ColumnDescriptor,
       fetch: Option[ColumnFetch]): PageSource = {
     val in = input(block, rowGroup.blockIndex, descriptor, rowGroup.dictionaries.get(col))
-    fetch match {
+    val pages = fetch match {
       case Some(f) if f.pruned > 0 =>
         PageSource.forPages(in, descriptor.getMaxRepetitionLevel == 0, f.locations, f.kept, settings.maxCoalesceGap)
       case _ => PageSource.forChunk(in)
     }
+    if (keepsDictionaries) {
+      val part = ChunkSources.dictionaryPart(file, rowGroup.blockIndex, descriptor)
+      pages.keepDictionariesWith((d, end) =>
+        file.cache.putIfAbsent(part, Some(ChunkDictionary.Loaded(d, end)), d.heapBytes))
+    }
+    pages
   }
+
+  /** Whether the dictionaries readers decode go to the executor's cache: with the cache on for this
+    * file and its dictionaries bounded above 0, and page checksums not verified (a scan that verifies
+    * them checks every dictionary page it uses). */
+  private[this] val keepsDictionaries =
+    file.cache.key.isDefined && settings.open.dictionaryCacheMaxBytes > 0 && !settings.verifyChecksums
 
   /** The file ranges [[open]] reads for requested column `col` (leaf `descriptor`) in `rowGroup`. */
   def ranges(block: BlockMetaData, rowGroup: RowGroupPlan, col: Int, descriptor: ColumnDescriptor,
@@ -75,4 +89,12 @@ final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: In
     val merged = file.stream.plan(ranges(block, rowGroup, columns), settings.maxCoalesceGap)
     (merged.size, merged.iterator.map(_.length).sum)
   }
+}
+
+object ChunkSources {
+  /** Where the decoded dictionary of leaf `descriptor`'s chunk in the split's `blockIndex`-th row
+    * group is kept in the executor's [[MetadataCache]]: by the file's row-group index and the
+    * leaf's path, as dictionary pruning keeps it. */
+  def dictionaryPart(file: OpenFile, blockIndex: Int, descriptor: ColumnDescriptor): MetadataCache.Part =
+    MetadataCache.Dictionary(file.rowGroupIndex(blockIndex), descriptor.getPath.toSeq)
 }

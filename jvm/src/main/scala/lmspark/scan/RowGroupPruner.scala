@@ -73,7 +73,8 @@ object RowGroupPlan {
   * dictionary, bloom filter and page-index steps work on the residual.
   *
   * Dictionary pages read for pruning are kept in the row group's plan (`dictionaries`), so the
-  * row group's readers do not read or decode them again. Errors and metadata are named by the
+  * row group's readers do not read or decode them again; so are those the executor's cache holds
+  * from an earlier read of the row group. Errors and metadata are named by the
   * file's row-group index ([[ChunkSources.context]]).
   *
   * Rows the table format drops (`marks`, e.g. a deletion vector's; null: none) leave every row
@@ -134,9 +135,25 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     held.release()
     held = FetchingStream.Fetch.Empty
     decideWithProofs(block, blockIndex) match {
-      case RowGroupDecision.Read(p) => withMarks(block, blockIndex, if (loaded.nonEmpty) p.copy(dictionaries = loaded) else p)
+      case RowGroupDecision.Read(p) => withMarks(block, blockIndex, withDictionaries(block, blockIndex, p, loaded))
       case d => d
     }
+  }
+
+  /** `p` with the dictionaries its readers need not read: `decoded` (by this decision), and those the
+    * executor's cache holds from an earlier read of the row group (by pruning, or by a column reader:
+    * [[ChunkSources.open]] keeps them). */
+  private def withDictionaries(block: BlockMetaData, blockIndex: Int, p: RowGroupPlan,
+      decoded: Map[Int, ChunkDictionary.Loaded]): RowGroupPlan = {
+    val cached =
+      if (settings.open.dictionaryCacheMaxBytes <= 0) Map.empty[Int, ChunkDictionary.Loaded]
+      else plan.columns.indices.iterator
+        .filter(col => !decoded.contains(col) && chunk(block, col).exists(_.hasDictionaryPage))
+        .flatMap { col =>
+          dictionaryCache.get[Option[ChunkDictionary.Loaded]](cachePart(col, blockIndex, MetadataCache.Dictionary))
+            .flatten.map(col -> _)
+        }.toMap
+    if (decoded.isEmpty && cached.isEmpty) p else p.copy(dictionaries = decoded ++ cached)
   }
 
   /** Plan `p` of `block` with the rows the table format drops left out of its selection, or Skip
@@ -456,7 +473,8 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     val fetches = plan.columns.indices.toArray.map { col =>
       locations(block, blockIndex, col).map(loc => ColumnFetch(loc, ScanRanges.selectedPages(selection, loc)))
     }
-    RowGroupPlan(blockIndex, block.getRowCount, Predicate.True, Some(selection), fetches)
+    withDictionaries(block, blockIndex, RowGroupPlan(blockIndex, block.getRowCount, Predicate.True, Some(selection), fetches),
+      Map.empty)
   }
 
   /** Column `col`'s page locations in `block` from its checked offset index, when page indexes are

@@ -119,7 +119,7 @@ object ScanSettings {
       maxCoalesceGap = LmConf.IO_MAX_COALESCE_GAP.get(sqlConf).toLong,
       open = lmspark.meta.OpenOptions(LmConf.IO_VECTORED.get(sqlConf), LmConf.IO_PREFETCH_MAX_BYTES.get(sqlConf),
         LmConf.IO_FOOTER_TAIL_BYTES.get(sqlConf), LmConf.METADATA_CACHE_MAX_BYTES.get(sqlConf),
-        LmConf.IO_MAX_REQUEST_BYTES.get(sqlConf)),
+        LmConf.IO_MAX_REQUEST_BYTES.get(sqlConf), LmConf.METADATA_CACHE_DICTIONARY_MAX_BYTES.get(sqlConf)),
       prefetchMaxRequests = LmConf.IO_PREFETCH_MAX_REQUESTS.get(sqlConf),
       singleStageMaxBytes = LmConf.IO_SINGLE_STAGE_MAX_BYTES.get(sqlConf),
       lateMaterialization = LmConf.LATE_MATERIALIZATION.get(sqlConf),

@@ -3,6 +3,8 @@ package lmspark.scan
 import java.io.File
 import java.nio.file.{Files, StandardCopyOption}
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.functions._
@@ -58,6 +60,51 @@ class MetadataCacheScanSuite extends AnyFunSuite with LmSparkSession {
       decisions.foreach { m => assert(metric(warm, m) == metric(cold, m), s"$name: $m cold ${metric(cold, m)}, warm ${metric(warm, m)}") }
     }
     assert(MetadataCache.size > 0)
+  }
+
+  test("a repeated read of a row group decodes no dictionary page again; with the dictionaries' bound 0 it does") {
+    // Four row groups sorted by id, pages of 2000 rows; every column but id dictionary-encoded.
+    val dir = newDir("dictionaries")
+    val df = spark.range(0, 80000, 1, 1).select(col("id"), (col("id") % 7).cast("int").as("k"),
+      concat(lit("name"), (col("id") * 13 % 900).cast("string")).as("name"),
+      (col("id") * 31 % 300 / 100.0).cast("decimal(12,2)").as("price"),
+      date_add(lit("2020-01-01").cast("date"), (col("id") % 100).cast("int")).as("day"))
+    lmspark.testutil.WriterLayouts.writeRowGroups(df, dir, 20000, Map("parquet.page.row.count.limit" -> "2000"))
+    val f = new File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head
+    val fileKey = Some(lmspark.meta.FileKey(new org.apache.hadoop.fs.Path(f.toURI).toString, f.length,
+      Files.getLastModifiedTime(f.toPath).toMillis))
+    // Per row group, the leaves whose chunk starts with a dictionary page (parquet-java's footer).
+    val withDictionary: Seq[Set[String]] = {
+      val r = org.apache.parquet.hadoop.ParquetFileReader.open(
+        org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(new org.apache.hadoop.fs.Path(f.toURI), new org.apache.hadoop.conf.Configuration()))
+      try r.getFooter.getBlocks.asScala.toSeq.map(_.getColumns.asScala.filter(_.hasDictionaryPage).map(_.getPath.toDotString).toSet)
+      finally r.close()
+    }
+    assert(withDictionary.size == 4 && withDictionary.forall(_ == Set("k", "name", "price", "day")), s"dictionary-encoded chunks: $withDictionary")
+    def kept(rg: Int): Set[String] = Seq("id", "k", "name", "price", "day")
+      .filter(l => MetadataCache.contains(fileKey, MetadataCache.Dictionary(rg, Seq(l)))).toSet
+    val read = spark.read.parquet(dir)
+    Seq(1 -> (col("id") === 23457L), 3 -> (col("id").between(70001L, 70010L) && col("k") === 3)).foreach { case (rg, cond) =>
+      MetadataCache.clear()
+      val cold = checkSparkAnswerAndLmUsed(read.where(cond))
+      assert(kept(rg) == withDictionary(rg) && (0 until 4).filter(_ != rg).forall(kept(_).isEmpty),
+        s"row group $rg: kept ${(0 until 4).map(kept)}, expected ${withDictionary(rg)}")
+      val warm = checkSparkAnswerAndLmUsed(read.where(cond))
+      val (c, w) = (metric(cold, LmMetrics.BytesDecompressed), metric(warm, LmMetrics.BytesDecompressed))
+      assert(w < c, s"warm run decompressed $w bytes, the cold one $c")
+      decisions.foreach { m => assert(metric(warm, m) == metric(cold, m), s"$m cold ${metric(cold, m)}, warm ${metric(warm, m)}") }
+      withConf(LmConf.METADATA_CACHE_DICTIONARY_MAX_BYTES.key -> "0") {
+        MetadataCache.clear()
+        val off = Seq(checkSparkAnswerAndLmUsed(read.where(cond)), checkSparkAnswerAndLmUsed(read.where(cond)))
+        assert(off.map(metric(_, LmMetrics.BytesDecompressed)) == Seq(c, c), "with no dictionaries kept")
+        assert((0 until 4).forall(kept(_).isEmpty))
+      }
+      withConf(LmConf.VERIFY_CHECKSUMS.key -> "true") {
+        MetadataCache.clear()
+        checkSparkAnswerAndLmUsed(read.where(cond))
+        assert((0 until 4).forall(kept(_).isEmpty), "kept while verifying checksums")
+      }
+    }
   }
 
   test("with the cache off nothing is looked up, and the answers are the same") {
