@@ -43,6 +43,8 @@ EXTRA_ABLATIONS: dict[str, dict[str, str]] = {
     # "lmspark-batch1024": {"spark.lmspark.batchSize": "1024"},
     # Every query as a first query: nothing of a file's metadata kept from the runs before.
     "lmspark-cold": {"spark.lmspark.metadataCache.maxBytes": "0"},
+    # No decoded dictionary kept across queries (the metadata cache still on).
+    "lmspark-nodictcache": {"spark.lmspark.metadataCache.dictionaryMaxBytes": "0"},
     # The two selection strategies forced, against the default policy (a mask below the threshold).
     "lmspark-selectors": {"spark.lmspark.selection.policy": "selectors"},
     "lmspark-mask": {"spark.lmspark.selection.policy": "mask"},
