@@ -101,11 +101,14 @@ object MetadataCache {
   /** Whether `file` may be cached at all. */
   def cacheable(file: FileKey): Boolean = file.modificationTime > 0 && file.length > 0
 
+  /** The key of `part` of `file`; null when nothing of it is cached (no file, or not cacheable). */
+  private def keyOf(file: Option[FileKey], part: Part): Key = file.filter(cacheable).map(Key(_, part)).orNull
+
   /** The cached value of `part` of `file`, or `load`'s (value, estimated bytes) stored and returned;
     * a negative estimate returns the value without storing it (a result that may be transient, such
     * as a failed read). `file` None (the cache is off for this read) always loads. */
   def getOrLoad[T <: AnyRef](file: Option[FileKey], part: Part, stats: CacheStats)(load: => (T, Long)): T = {
-    val key = file.filter(cacheable).map(Key(_, part)).orNull
+    val key = keyOf(file, part)
     if (key != null) {
       val hit = lock.synchronized(regionOf(part).entries.get(key))
       if (hit != null) { stats.hits += 1; return hit.value.asInstanceOf[T] }
@@ -119,7 +122,7 @@ object MetadataCache {
   /** The cached value of `part` of `file`, if any, counted as a hit when found (a lookup that
     * would not load on a miss, so a miss is not counted). */
   def get[T <: AnyRef](file: Option[FileKey], part: Part, stats: CacheStats): Option[T] = {
-    val key = file.filter(cacheable).map(Key(_, part)).orNull
+    val key = keyOf(file, part)
     if (key == null) return None
     val hit = lock.synchronized(regionOf(part).entries.get(key))
     if (hit == null) None else { stats.hits += 1; Some(hit.value.asInstanceOf[T]) }
@@ -127,7 +130,7 @@ object MetadataCache {
 
   /** Stores `value` (estimated `weight` bytes) as `part` of `file` unless an entry is there already. */
   def putIfAbsent(file: Option[FileKey], part: Part, stats: CacheStats, value: AnyRef, weight: Long): Unit = {
-    val key = file.filter(cacheable).map(Key(_, part)).orNull
+    val key = keyOf(file, part)
     if (key != null && weight >= 0) lock.synchronized {
       val region = regionOf(part)
       if (!region.entries.containsKey(key)) region.put(key, value, weight, stats)
@@ -135,8 +138,10 @@ object MetadataCache {
   }
 
   /** Whether `part` of `file` is cached now (without touching its recency). */
-  def contains(file: Option[FileKey], part: Part): Boolean =
-    file.filter(cacheable).exists(f => lock.synchronized(regionOf(part).entries.containsKey(Key(f, part))))
+  def contains(file: Option[FileKey], part: Part): Boolean = {
+    val key = keyOf(file, part)
+    key != null && lock.synchronized(regionOf(part).entries.containsKey(key))
+  }
 
   /** Bytes held now (estimated), for tests. */
   def heldBytes: Long = lock.synchronized(metadata.bytes + dictionaries.bytes)

@@ -5,7 +5,7 @@ import org.apache.parquet.hadoop.metadata.BlockMetaData
 
 import lmspark.column.ChunkDictionary
 import lmspark.io.{ByteRange, ChunkContext, ChunkInput, FetchingStream, PageSource}
-import lmspark.meta.{MetadataCache, OpenFile}
+import lmspark.meta.{FileCache, MetadataCache, OpenFile}
 
 /** Opens the column chunks of one file split: the one place that says how a chunk is read. It
   * names every chunk by the file's row-group index ([[OpenFile.rowGroupIndex]]), and chooses each
@@ -39,19 +39,23 @@ final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: In
         PageSource.forPages(in, descriptor.getMaxRepetitionLevel == 0, f.locations, f.kept, settings.maxCoalesceGap)
       case _ => PageSource.forChunk(in)
     }
-    if (keepsDictionaries) {
-      val part = ChunkSources.dictionaryPart(file, rowGroup.blockIndex, descriptor)
-      pages.keepDictionariesWith((d, end) =>
-        file.cache.putIfAbsent(part, Some(ChunkDictionary.Loaded(d, end)), d.heapBytes))
-    }
+    if (dictionaryCache.key.isDefined) pages.keepDictionariesWith((d, end) => dictionaryCache.putIfAbsent(
+      cachePart(rowGroup.blockIndex, descriptor, MetadataCache.Dictionary), Some(ChunkDictionary.Loaded(d, end)),
+      d.heapBytes))
     pages
   }
 
-  /** Whether the dictionaries readers decode go to the executor's cache: with the cache on for this
-    * file and its dictionaries bounded above 0, and page checksums not verified (a scan that verifies
-    * them checks every dictionary page it uses). */
-  private[this] val keepsDictionaries =
-    file.cache.key.isDefined && settings.open.dictionaryCacheMaxBytes > 0 && !settings.verifyChecksums
+  /** Where leaf `descriptor`'s chunk metadata of the split's `blockIndex`-th row group is kept in the
+    * executor's [[MetadataCache]]: by the file's row-group index and the leaf's path. */
+  def cachePart(blockIndex: Int, descriptor: ColumnDescriptor, part: (Int, Seq[String]) => MetadataCache.Part)
+      : MetadataCache.Part =
+    part(file.rowGroupIndex(blockIndex), descriptor.getPath.toSeq)
+
+  /** The file's cache as far as decoded dictionaries go (`MetadataCache.Dictionary`, as
+    * `Option[ChunkDictionary.Loaded]`), for pruning and the readers alike: off when their bound is 0,
+    * and for a scan that verifies page checksums (it checks every dictionary page it uses). */
+  val dictionaryCache: FileCache =
+    if (settings.verifyChecksums || settings.open.dictionaryCacheMaxBytes <= 0) FileCache.Off else file.cache
 
   /** The file ranges [[open]] reads for requested column `col` (leaf `descriptor`) in `rowGroup`. */
   def ranges(block: BlockMetaData, rowGroup: RowGroupPlan, col: Int, descriptor: ColumnDescriptor,
@@ -89,12 +93,4 @@ final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: In
     val merged = file.stream.plan(ranges(block, rowGroup, columns), settings.maxCoalesceGap)
     (merged.size, merged.iterator.map(_.length).sum)
   }
-}
-
-object ChunkSources {
-  /** Where the decoded dictionary of leaf `descriptor`'s chunk in the split's `blockIndex`-th row
-    * group is kept in the executor's [[MetadataCache]]: by the file's row-group index and the
-    * leaf's path, as dictionary pruning keeps it. */
-  def dictionaryPart(file: OpenFile, blockIndex: Int, descriptor: ColumnDescriptor): MetadataCache.Part =
-    MetadataCache.Dictionary(file.rowGroupIndex(blockIndex), descriptor.getPath.toSeq)
 }

@@ -8,7 +8,7 @@ import org.apache.parquet.internal.column.columnindex.ColumnIndex
 
 import lmspark.column.{ChunkDictionary, SparkValues}
 import lmspark.io.{ByteRange, ChunkContext, FetchingStream}
-import lmspark.meta.{BloomFilters, FileCache, MetadataCache, OpenFile, PageIndexes, RawPageIndex}
+import lmspark.meta.{BloomFilters, MetadataCache, OpenFile, PageIndexes, RawPageIndex}
 import lmspark.plan.ScanMetrics
 import lmspark.predicate.{ColumnPages, ColumnStats, Guarantees, PageFilter, Predicate}
 import lmspark.selection.{PageLocations, RowSelection, ScanRanges}
@@ -114,13 +114,11 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     * executor's [[MetadataCache]] (by the file's row-group index and the leaf's path). */
   private def cachePart(col: Int, blockIndex: Int, part: (Int, Seq[String]) => MetadataCache.Part): MetadataCache.Part =
     plan.columns(col) match {
-      case ColumnPlan.Present(d, _, _) => part(file.rowGroupIndex(blockIndex), d.getPath.toSeq)
+      case ColumnPlan.Present(d, _, _) => sources.cachePart(blockIndex, d, part)
       case _ => part(file.rowGroupIndex(blockIndex), Seq(settings.columns.name(col)))
     }
 
-  /** Dictionaries are cached only for scans that do not verify page checksums (one that does must
-    * check the dictionary page it decodes). */
-  private[this] val dictionaryCache = if (settings.verifyChecksums) FileCache.Off else file.cache
+  private[this] val dictionaryCache = sources.dictionaryCache
 
   private def context(col: Int, blockIndex: Int): ChunkContext = plan.columns(col) match {
     case ColumnPlan.Present(d, _, _) => sources.context(blockIndex, d)
@@ -146,7 +144,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
   private def withDictionaries(block: BlockMetaData, blockIndex: Int, p: RowGroupPlan,
       decoded: Map[Int, ChunkDictionary.Loaded]): RowGroupPlan = {
     val cached =
-      if (settings.open.dictionaryCacheMaxBytes <= 0) Map.empty[Int, ChunkDictionary.Loaded]
+      if (dictionaryCache.key.isEmpty) Map.empty[Int, ChunkDictionary.Loaded]
       else plan.columns.indices.iterator
         .filter(col => !decoded.contains(col) && chunk(block, col).exists(_.hasDictionaryPage))
         .flatMap { col =>

@@ -73,25 +73,40 @@ class MetadataCacheScanSuite extends AnyFunSuite with LmSparkSession {
     val f = new File(dir).listFiles().filter(_.getName.endsWith(".parquet")).head
     val fileKey = Some(lmspark.meta.FileKey(new org.apache.hadoop.fs.Path(f.toURI).toString, f.length,
       Files.getLastModifiedTime(f.toPath).toMillis))
-    // Per row group, the leaves whose chunk starts with a dictionary page (parquet-java's footer).
-    val withDictionary: Seq[Set[String]] = {
+    // Per row group, the leaves whose chunk starts with a dictionary page (parquet-java's footer),
+    // and the bytes of those pages out of the codec (parquet-java's reader).
+    val (withDictionary: Seq[Set[String]], dictionaryBytes: Seq[Map[String, Long]]) = {
       val r = org.apache.parquet.hadoop.ParquetFileReader.open(
         org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(new org.apache.hadoop.fs.Path(f.toURI), new org.apache.hadoop.conf.Configuration()))
-      try r.getFooter.getBlocks.asScala.toSeq.map(_.getColumns.asScala.filter(_.hasDictionaryPage).map(_.getPath.toDotString).toSet)
-      finally r.close()
+      try {
+        val leaves = r.getFooter.getFileMetaData.getSchema.getColumns.asScala.toSeq
+        r.getFooter.getBlocks.asScala.toSeq.indices.map { rg =>
+          val block = r.getFooter.getBlocks.get(rg)
+          val names = block.getColumns.asScala.filter(_.hasDictionaryPage).map(_.getPath.toDotString).toSet
+          val pages: org.apache.parquet.column.page.DictionaryPageReadStore = r.getDictionaryReader(block)
+          (names, leaves.filter(l => names.contains(l.getPath.mkString("."))).map(l =>
+            l.getPath.mkString(".") -> pages.readDictionaryPage(l).getUncompressedSize.toLong).toMap)
+        }.unzip
+      } finally r.close()
     }
     assert(withDictionary.size == 4 && withDictionary.forall(_ == Set("k", "name", "price", "day")), s"dictionary-encoded chunks: $withDictionary")
     def kept(rg: Int): Set[String] = Seq("id", "k", "name", "price", "day")
       .filter(l => MetadataCache.contains(fileKey, MetadataCache.Dictionary(rg, Seq(l)))).toSet
     val read = spark.read.parquet(dir)
-    Seq(1 -> (col("id") === 23457L), 3 -> (col("id").between(70001L, 70010L) && col("k") === 3)).foreach { case (rg, cond) =>
+    // With each lookup, the leaves whose dictionary dictionary pruning reads (k = 3 lies inside k's
+    // bounds): its reads count no decompressed bytes, so only the readers' dictionaries are in the
+    // cold run's figure.
+    Seq((1, col("id") === 23457L, Set.empty[String]),
+      (3, col("id").between(70001L, 70010L) && col("k") === 3, Set("k"))).foreach { case (rg, cond, pruning) =>
       MetadataCache.clear()
       val cold = checkSparkAnswerAndLmUsed(read.where(cond))
       assert(kept(rg) == withDictionary(rg) && (0 until 4).filter(_ != rg).forall(kept(_).isEmpty),
         s"row group $rg: kept ${(0 until 4).map(kept)}, expected ${withDictionary(rg)}")
       val warm = checkSparkAnswerAndLmUsed(read.where(cond))
       val (c, w) = (metric(cold, LmMetrics.BytesDecompressed), metric(warm, LmMetrics.BytesDecompressed))
-      assert(w < c, s"warm run decompressed $w bytes, the cold one $c")
+      val readers = dictionaryBytes(rg).collect { case (l, b) if !pruning.contains(l) => b }.sum
+      assert(c - w == readers, s"warm run decompressed $w bytes, the cold one $c: the difference is not " +
+        s"the $readers bytes of the dictionary pages the readers decoded (${dictionaryBytes(rg)})")
       decisions.foreach { m => assert(metric(warm, m) == metric(cold, m), s"$m cold ${metric(cold, m)}, warm ${metric(warm, m)}") }
       withConf(LmConf.METADATA_CACHE_DICTIONARY_MAX_BYTES.key -> "0") {
         MetadataCache.clear()
