@@ -48,8 +48,8 @@ IO_MAX_REQUEST_BYTES = "spark.lmspark.io.maxRequestBytes"
 #: Default: 134217728.
 METADATA_CACHE_MAX_BYTES = "spark.lmspark.metadataCache.maxBytes"
 
-#: Bytes (estimated heap) of decoded dictionary pages each executor keeps across tasks and queries, beside the metadata cache and keyed as it is: those pruning decodes and those column readers decode. A repeated query that reads a row group in part (a point lookup) then reads and decompresses no dictionary page again. Least recently used dropped first; never kept with spark.lmspark.verifyChecksums on. 0 keeps none.
-#: Default: 33554432.
+#: Bytes (estimated heap) of decoded dictionary pages each executor keeps across tasks and queries, beside the metadata cache and keyed as it is: those pruning decodes and those column readers decode. A repeated query then reads and decompresses no dictionary page again (a column of nearly distinct values, such as a price, has a dictionary as large as its values). -1, the default, is a tenth of the executor JVM's maximum heap (Runtime.maxMemory: about 600 MB with 6g). Least recently used dropped first, but only for a dictionary read again: when a scan's dictionaries outgrow the bound, a stable part of them stays. Never kept with spark.lmspark.verifyChecksums on. 0 keeps none.
+#: Default: -1.
 METADATA_CACHE_DICTIONARY_MAX_BYTES = "spark.lmspark.metadataCache.dictionaryMaxBytes"
 
 #: Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as stored, as parquet-java's parquet.page.verify-checksum.enabled does); a mismatch fails the query with an error naming the file, column, row group and page. Skipped pages are not checked.
@@ -158,7 +158,7 @@ DEFAULTS = {
     "spark.lmspark.io.singleStageMaxBytes": "8388608",
     "spark.lmspark.io.maxRequestBytes": "8388608",
     "spark.lmspark.metadataCache.maxBytes": "134217728",
-    "spark.lmspark.metadataCache.dictionaryMaxBytes": "33554432",
+    "spark.lmspark.metadataCache.dictionaryMaxBytes": "-1",
     "spark.lmspark.verifyChecksums": "false",
     "spark.lmspark.dictionary.preserve.enabled": "true",
     "spark.lmspark.pruning.statistics.enabled": "true",

@@ -45,6 +45,8 @@ EXTRA_ABLATIONS: dict[str, dict[str, str]] = {
     "lmspark-cold": {"spark.lmspark.metadataCache.maxBytes": "0"},
     # No decoded dictionary kept across queries (the metadata cache still on).
     "lmspark-nodictcache": {"spark.lmspark.metadataCache.dictionaryMaxBytes": "0"},
+    # The dictionaries' bound before it became a tenth of the heap (2026-12-02): 32 MB.
+    "lmspark-dict32m": {"spark.lmspark.metadataCache.dictionaryMaxBytes": "32m"},
     # The two selection strategies forced, against the default policy (a mask below the threshold).
     "lmspark-selectors": {"spark.lmspark.selection.policy": "selectors"},
     "lmspark-mask": {"spark.lmspark.selection.policy": "mask"},

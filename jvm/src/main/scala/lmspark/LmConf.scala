@@ -175,13 +175,16 @@ object LmConf {
       "A repeated query reads none of it again. 0 turns the cache off, and with it the dictionaries' " +
       "(spark.lmspark.metadataCache.dictionaryMaxBytes).", min = 0L)
 
-  val METADATA_CACHE_DICTIONARY_MAX_BYTES: Entry[Long] = bytes("spark.lmspark.metadataCache.dictionaryMaxBytes",
-    default = 32L << 20, "io",
-    "Bytes (estimated heap) of decoded dictionary pages each executor keeps across tasks and queries, " +
+  val METADATA_CACHE_DICTIONARY_MAX_BYTES: Entry[Long] = register(Entry("spark.lmspark.metadataCache.dictionaryMaxBytes",
+    -1L, "Bytes (estimated heap) of decoded dictionary pages each executor keeps across tasks and queries, " +
       "beside the metadata cache and keyed as it is: those pruning decodes and those column readers decode. " +
-      "A repeated query that reads a row group in part (a point lookup) then reads and decompresses no " +
-      "dictionary page again. Least recently used dropped first; never kept with " +
-      "spark.lmspark.verifyChecksums on. 0 keeps none.", min = 0L)
+      "A repeated query then reads and decompresses no dictionary page again (a column of nearly distinct " +
+      "values, such as a price, has a dictionary as large as its values). -1, the default, is a tenth of " +
+      "the executor JVM's maximum heap (Runtime.maxMemory: about 600 MB with 6g). Least recently used " +
+      "dropped first, but only for a dictionary read again: when a scan's dictionaries outgrow the bound, " +
+      "a stable part of them stays. Never kept with spark.lmspark.verifyChecksums on. 0 keeps none.", "io",
+    "-1 (a tenth of the executor heap), or a size in bytes of at least 0 (a number, or with a unit: 64k, 8m, 1g)")(
+    s => if (s == "-1") -1L else parseBytes(s, 0L, Long.MaxValue)))
 
   val VERIFY_CHECKSUMS: Entry[Boolean] = bool("spark.lmspark.verifyChecksums", default = false, "io",
     "Verify the CRC32 of every page lmspark reads whose header carries one (over the page bytes as " +

@@ -57,6 +57,14 @@ class LmConfRegistrationSuite extends AnyFunSuite with LmSparkSession {
     }
     intercept[IllegalArgumentException](spark.conf.set(LmConf.IO_MAX_COALESCE_GAP.key, "2g"))
     intercept[IllegalArgumentException](spark.conf.set(LmConf.IO_MAX_REQUEST_BYTES.key, "1k")) // below its 64 KiB
+    // The dictionaries' bound: -1 (its default, a share of the heap), or a size; no other negative.
+    val d = LmConf.METADATA_CACHE_DICTIONARY_MAX_BYTES
+    assert(d.get(spark.sessionState.conf) == -1L && d.defaultString == "-1")
+    withConf(d.key -> s"${n}m") { assert(d.get(spark.sessionState.conf) == n.toLong << 20) }
+    withConf(d.key -> "0") { assert(d.get(spark.sessionState.conf) == 0L) }
+    withConf(d.key -> "-1") { assert(d.get(spark.sessionState.conf) == -1L) }
+    for (bad <- Seq("-2", s"-${n}m", "-1k"))
+      assert(intercept[IllegalArgumentException](spark.conf.set(d.key, bad)).getMessage.contains(d.key), bad)
   }
 
   test("an unknown spark.lmspark key is refused at the first Parquet scan planned, naming the closest flag") {

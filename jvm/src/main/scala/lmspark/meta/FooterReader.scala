@@ -75,7 +75,8 @@ final class RowGroupAssignment private[meta] (val indexes: Array[Int], extents: 
 /** How a file is opened: vectored reads on or off, the most bytes fetched ahead at once
   * ([[FetchingStream]]), the tail read speculatively for the footer, the bound of the
   * executor's [[MetadataCache]] (0: nothing cached), the largest single request, and the bound of
-  * the cache's dictionaries (0: none cached; only with the cache on). */
+  * the cache's dictionaries (0: none cached; negative: a tenth of the executor's heap,
+  * [[MetadataCache.dictionaryBound]]; only with the cache on). */
 final case class OpenOptions(vectored: Boolean = true, prefetchMaxBytes: Long = 64L << 20,
     footerTailBytes: Int = FooterReader.TailBytes, metadataCacheMaxBytes: Long = 0L,
     maxRequestBytes: Long = FetchingStream.MaxRequestBytes, dictionaryCacheMaxBytes: Long = 0L)

@@ -23,9 +23,12 @@ final class CacheStats {
  *
  * Two regions, each bounded in bytes (each entry's estimated heap weight), least recently used
  * evicted first: dictionaries, and all the rest. Dictionaries are large and many a scan decodes, so
- * they have a bound of their own and never evict a footer or an index. The bounds are the latest
+ * they have a bound of their own and never evict a footer or an index; and a dictionary comes in
+ * by evicting only dictionaries unused since its own previous read (see [[Region]]), so a scan
+ * whose dictionaries outgrow the bound keeps a stable part of them. The bounds are the latest
  * `spark.lmspark.metadataCache.maxBytes` and `spark.lmspark.metadataCache.dictionaryMaxBytes` a scan
- * asked for; 0 keeps nothing in that region (every lookup loads). A value is loaded outside the lock:
+ * asked for (the dictionaries' default, -1, a tenth of the JVM's maximum heap); 0 keeps nothing in
+ * that region (every lookup loads). A value is loaded outside the lock:
  * two tasks missing the same entry at once both load it, and the second store wins. A load that
  * throws stores nothing.
  *
@@ -50,21 +53,75 @@ object MetadataCache {
   final case class SplitProof(settings: AnyRef) extends Part
 
   private final case class Key(file: FileKey, part: Part)
-  private final class Entry(val value: AnyRef, val weight: Long)
+  private final class Entry(val value: AnyRef, val weight: Long) {
+    /** The region's clock at this entry's latest lookup or store. */
+    var lastUse = 0L
+  }
 
-  /** One LRU map of entries and its bound (guarded by [[lock]]). */
-  private final class Region {
+  /** A key a region does not hold, as its lookups went: the clock at the latest lookup of the read
+    * before the latest one (-1: none), at the latest, and which read that was (its [[CacheStats]]). */
+  private final class Seen(var previous: Long, var latest: Long, var by: CacheStats)
+
+  /**
+   * One LRU map of entries and its bound (guarded by [[lock]]). A region that is `loopProof` (the
+   * dictionaries') does not let an entry in by evicting entries used since that key's previous read
+   * (the lookups of the read before the one storing it): when the entries a repeated scan uses do
+   * not all fit, the region keeps a stable part of them, where plain LRU would evict each before
+   * its next use, keep none and churn the heap. An entry that fits beside what is held always comes
+   * in; entries no longer used are replaced by the second read of what replaces them.
+   */
+  private final class Region(loopProof: Boolean) {
     val entries = new JLinkedHashMap[Key, Entry](256, 0.75f, true)
     var bytes = 0L
     var maxBytes = 0L
+    /** Ticks at every lookup. */
+    private var clock = 0L
+    /** Keys looked up and not held, least recently looked up first, at most [[MaxSeen]]. */
+    private val seen = new JLinkedHashMap[Key, Seen](256, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[Key, Seen]): Boolean = size > MaxSeen
+    }
+
+    /** The entry of `key`, if held (null otherwise), as a lookup by the read `by`. */
+    def lookup(key: Key, by: CacheStats): Entry = {
+      clock += 1
+      val e = entries.get(key)
+      if (e != null) e.lastUse = clock
+      else if (loopProof) {
+        val s = seen.get(key)
+        if (s == null) seen.put(key, new Seen(-1L, clock, by))
+        else if (s.by ne by) { s.previous = s.latest; s.latest = clock; s.by = by }
+        else s.latest = clock
+      }
+      e
+    }
 
     def put(key: Key, value: AnyRef, weight: Long, stats: CacheStats): Unit = {
       val w = weight + EntryOverhead
       if (w > maxBytes) return // larger than the whole region (or the region is off): not kept
-      val old = entries.put(key, new Entry(value, w))
+      if (loopProof && !entries.containsKey(key) && !admits(key, w)) return
+      val e = new Entry(value, w)
+      e.lastUse = clock
+      val old = entries.put(key, e)
       if (old != null) bytes -= old.weight
       bytes += w
+      seen.remove(key)
       evictTo(maxBytes, stats)
+    }
+
+    /** Whether `key` (not held, `w` bytes) comes in: when it fits beside what is held, or when every
+      * entry it would evict (least recently used first) was last used before `key`'s previous read. */
+    private def admits(key: Key, w: Long): Boolean = {
+      var over = bytes + w - maxBytes
+      if (over <= 0) return true
+      val s = seen.get(key)
+      val previous = if (s == null) -1L else s.previous
+      val it = entries.values().iterator()
+      while (over > 0 && it.hasNext) {
+        val victim = it.next()
+        if (victim.lastUse >= previous) return false
+        over -= victim.weight
+      }
+      true
     }
 
     def evictTo(bound: Long, stats: CacheStats): Unit = {
@@ -75,25 +132,34 @@ object MetadataCache {
         if (stats != null) stats.evictions += 1
       }
     }
+
+    def clear(): Unit = { entries.clear(); seen.clear(); bytes = 0L }
   }
+
+  /** Keys not held whose lookups a loop-proof region remembers. */
+  private val MaxSeen = 1 << 15
 
   /** Fixed cost charged to every entry besides its value's estimate (key, map node, wrappers). */
   private val EntryOverhead = 256L
 
   private val lock = new Object
-  private val metadata = new Region
-  private val dictionaries = new Region
+  private val metadata = new Region(loopProof = false)
+  private val dictionaries = new Region(loopProof = true)
 
   private def regionOf(part: Part): Region = part match {
     case _: Dictionary => dictionaries
     case _ => metadata
   }
 
+  /** The dictionaries' bound `spark.lmspark.metadataCache.dictionaryMaxBytes` = `setting` gives in
+    * this JVM: a negative setting (the flag's default, -1) is a tenth of the JVM's maximum heap. */
+  def dictionaryBound(setting: Long): Long = if (setting < 0) Runtime.getRuntime.maxMemory / 10 else setting
+
   /** Sets the bounds of the metadata and the dictionaries (evicting down to them); called with
-    * each scan's settings. */
-  def configure(bound: Long, dictionaryBound: Long): Unit = lock.synchronized {
+    * each scan's settings (`dictionarySetting` as [[dictionaryBound]] reads it). */
+  def configure(bound: Long, dictionarySetting: Long): Unit = lock.synchronized {
     metadata.maxBytes = math.max(0L, bound)
-    dictionaries.maxBytes = math.max(0L, dictionaryBound)
+    dictionaries.maxBytes = dictionaryBound(dictionarySetting)
     metadata.evictTo(metadata.maxBytes, null)
     dictionaries.evictTo(dictionaries.maxBytes, null)
   }
@@ -110,7 +176,7 @@ object MetadataCache {
   def getOrLoad[T <: AnyRef](file: Option[FileKey], part: Part, stats: CacheStats)(load: => (T, Long)): T = {
     val key = keyOf(file, part)
     if (key != null) {
-      val hit = lock.synchronized(regionOf(part).entries.get(key))
+      val hit = lock.synchronized(regionOf(part).lookup(key, stats))
       if (hit != null) { stats.hits += 1; return hit.value.asInstanceOf[T] }
       stats.misses += 1
     }
@@ -124,7 +190,7 @@ object MetadataCache {
   def get[T <: AnyRef](file: Option[FileKey], part: Part, stats: CacheStats): Option[T] = {
     val key = keyOf(file, part)
     if (key == null) return None
-    val hit = lock.synchronized(regionOf(part).entries.get(key))
+    val hit = lock.synchronized(regionOf(part).lookup(key, stats))
     if (hit == null) None else { stats.hits += 1; Some(hit.value.asInstanceOf[T]) }
   }
 
@@ -151,6 +217,6 @@ object MetadataCache {
 
   /** Drops every entry (tests). */
   def clear(): Unit = lock.synchronized {
-    Seq(metadata, dictionaries).foreach { r => r.entries.clear(); r.bytes = 0L }
+    Seq(metadata, dictionaries).foreach(_.clear())
   }
 }

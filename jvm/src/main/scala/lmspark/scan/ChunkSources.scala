@@ -52,10 +52,11 @@ final class ChunkSources(file: OpenFile, settings: ScanSettings, windowBytes: In
     part(file.rowGroupIndex(blockIndex), descriptor.getPath.toSeq)
 
   /** The file's cache as far as decoded dictionaries go (`MetadataCache.Dictionary`, as
-    * `Option[ChunkDictionary.Loaded]`), for pruning and the readers alike: off when their bound is 0,
-    * and for a scan that verifies page checksums (it checks every dictionary page it uses). */
+    * `Option[ChunkDictionary.Loaded]`), for pruning and the readers alike: off when their bound is 0
+    * (a negative setting is a share of the heap, [[MetadataCache.dictionaryBound]]), and for a scan
+    * that verifies page checksums (it checks every dictionary page it uses). */
   val dictionaryCache: FileCache =
-    if (settings.verifyChecksums || settings.open.dictionaryCacheMaxBytes <= 0) FileCache.Off else file.cache
+    if (settings.verifyChecksums || settings.open.dictionaryCacheMaxBytes == 0) FileCache.Off else file.cache
 
   /** The file ranges [[open]] reads for requested column `col` (leaf `descriptor`) in `rowGroup`. */
   def ranges(block: BlockMetaData, rowGroup: RowGroupPlan, col: Int, descriptor: ColumnDescriptor,

@@ -54,32 +54,55 @@ class MetadataCacheSuite extends AnyFunSuite with BeforeAndAfterEach {
     val rnd = new scala.util.Random(20261125L)
     val bounds = Map(true -> 12000L, false -> 20000L) // dictionaries, the rest
     MetadataCache.configure(bounds(false), bounds(true))
-    // One model per region, in use order: key -> (value, weight); a dictionary never evicts the rest.
-    val models = Map(true -> scala.collection.mutable.LinkedHashMap.empty[Int, (String, Long)],
-      false -> scala.collection.mutable.LinkedHashMap.empty[Int, (String, Long)])
+    // One model per region, in use order: key -> (value, weight, clock at last use); a dictionary
+    // never evicts the rest. Dictionaries are loop-proof: per key not held, the clock at the latest
+    // lookup of the read before the latest one, the latest, and that read.
+    val models = Map(true -> scala.collection.mutable.LinkedHashMap.empty[Int, (String, Long, Long)],
+      false -> scala.collection.mutable.LinkedHashMap.empty[Int, (String, Long, Long)])
     val modelBytes = scala.collection.mutable.Map(true -> 0L, false -> 0L)
-    val s = new CacheStats
+    val seen = scala.collection.mutable.Map.empty[Int, (Long, Long, Int)]
+    val clocks = scala.collection.mutable.Map(true -> 0L, false -> 0L)
+    val reads = scala.collection.mutable.ArrayBuffer(new CacheStats)
     var expectedEvictions = 0L
+    var refused = 0
     (0 until 4000).foreach { step =>
+      if (rnd.nextInt(8) == 0) reads += new CacheStats // the next read (a task's scan of a file)
+      val read = reads.size - 1
       val k = rnd.nextInt(60)
       val dictionary = rnd.nextBoolean()
       val weight = rnd.nextInt(3000).toLong
       val part = if (dictionary) MetadataCache.Dictionary(k, Seq("c")) else MetadataCache.PageIndex(k, Seq("c"))
       val value = s"v$step"
-      val got = load(s, a, part, weight, value)
+      val got = load(reads(read), a, part, weight, value)
       val model = models(dictionary)
+      clocks(dictionary) += 1
+      val now = clocks(dictionary)
       model.remove(k) match {
         case Some(old) =>
           assert(got == old._1, s"step $step: key $k")
-          model.put(k, old)
+          model.put(k, old.copy(_3 = now))
         case None =>
           assert(got == value)
+          if (dictionary) seen(k) = seen.get(k) match {
+            case None => (-1L, now, read)
+            case Some((_, latest, r)) if r != read => (latest, now, read)
+            case Some((previous, _, r)) => (previous, now, r)
+          }
           val w = weight + 256 // the per-entry overhead the cache charges
-          if (w <= bounds(dictionary)) {
-            model.put(k, (value, w))
+          val bound = bounds(dictionary)
+          // The entries it would evict, least recently used first.
+          val victims = {
+            var over = modelBytes(dictionary) + w - bound
+            model.takeWhile { case (_, (_, vw, _)) => val take = over > 0; over -= vw; take }.toSeq
+          }
+          val admitted = w <= bound && (!dictionary || victims.isEmpty || victims.forall(_._2._3 < seen(k)._1))
+          if (!admitted && w <= bound) refused += 1
+          if (admitted) {
+            model.put(k, (value, w, now))
             modelBytes(dictionary) += w
-            while (modelBytes(dictionary) > bounds(dictionary)) {
-              val (oldest, (_, ow)) = model.head
+            if (dictionary) seen.remove(k)
+            while (modelBytes(dictionary) > bound) {
+              val (oldest, (_, ow, _)) = model.head
               model.remove(oldest)
               modelBytes(dictionary) -= ow
               expectedEvictions += 1
@@ -89,7 +112,44 @@ class MetadataCacheSuite extends AnyFunSuite with BeforeAndAfterEach {
       assert(MetadataCache.heldBytes == modelBytes.values.sum, s"step $step")
       assert(MetadataCache.size == models.values.map(_.size).sum, s"step $step")
     }
-    assert(s.evictions == expectedEvictions && expectedEvictions > 0)
+    assert(reads.map(_.evictions).sum == expectedEvictions && expectedEvictions > 0 && refused > 0)
+  }
+
+  test("dictionaries read in a loop larger than their bound: a stable part is kept and served, nothing churns") {
+    val rnd = new scala.util.Random(20261202L)
+    val n = 20 + rnd.nextInt(30)
+    val held = 5 + rnd.nextInt(10) // entries of 1,000 bytes (with the overhead) the bound holds
+    MetadataCache.configure(1L << 20, held * 1000L)
+    val parts = (0 until n).map(i => MetadataCache.Dictionary(i, Seq("c")))
+    // A repeated scan, each run a read of its own: look up every dictionary, decode and store on a miss.
+    def run(): CacheStats = {
+      val s = new CacheStats
+      parts.foreach(p => if (MetadataCache.get[String](Some(a), p, s).isEmpty) MetadataCache.putIfAbsent(Some(a), p, s, "d", 744L))
+      s
+    }
+    val first = run()
+    assert(first.hits == 0 && first.evictions == 0 && MetadataCache.size == held)
+    val kept = parts.filter(p => MetadataCache.contains(Some(a), p))
+    assert(kept == parts.take(held)) // the first that fit
+    for (_ <- 1 to 5) {
+      val s = run()
+      // Plain LRU would serve none of them (each evicted before its next use) and evict n a run.
+      assert(s.hits == held && s.evictions == 0)
+      assert(parts.filter(p => MetadataCache.contains(Some(a), p)) == kept)
+    }
+    // Another scan's dictionaries, read again and again: the old ones, no longer used, give way on its
+    // second run (its first only remembers its keys), and it keeps as many as fit.
+    val others = (0 until n).map(i => MetadataCache.Dictionary(i, Seq("d")))
+    def runOthers(): CacheStats = {
+      val s = new CacheStats
+      others.foreach(p => if (MetadataCache.get[String](Some(a), p, s).isEmpty) MetadataCache.putIfAbsent(Some(a), p, s, "e", 744L))
+      s
+    }
+    assert(runOthers().evictions == 0 && kept.forall(p => MetadataCache.contains(Some(a), p)))
+    val second = runOthers()
+    assert(second.evictions == held && kept.forall(p => !MetadataCache.contains(Some(a), p)))
+    assert(others.count(p => MetadataCache.contains(Some(a), p)) == held)
+    assert(runOthers().hits == held)
   }
 
   test("get serves without loading and counts hits only; putIfAbsent keeps the first value") {
@@ -107,6 +167,26 @@ class MetadataCacheSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(MetadataCache.get[String](Some(a), part, s).isEmpty)
     MetadataCache.putIfAbsent(Some(a), MetadataCache.Footer, s, "footer", 100L)
     assert(MetadataCache.get[String](Some(a), MetadataCache.Footer, s).contains("footer"))
+  }
+
+  test("a negative dictionary setting bounds the dictionaries at a tenth of the JVM's maximum heap") {
+    val tenth = Runtime.getRuntime.maxMemory / 10
+    assert(MetadataCache.dictionaryBound(-1L) == tenth && MetadataCache.dictionaryBound(0L) == 0L &&
+      MetadataCache.dictionaryBound(12345L) == 12345L)
+    MetadataCache.configure(1L << 20, -1L)
+    val s = new CacheStats
+    // Weights are estimates handed in: one just over the bound (with the entry's overhead) is not
+    // kept, one filling most of it is.
+    MetadataCache.putIfAbsent(Some(a), MetadataCache.Dictionary(0, Seq("c")), s, "over", tenth)
+    assert(!MetadataCache.contains(Some(a), MetadataCache.Dictionary(0, Seq("c"))))
+    MetadataCache.putIfAbsent(Some(a), MetadataCache.Dictionary(1, Seq("c")), s, "fits", tenth - 4096)
+    assert(MetadataCache.contains(Some(a), MetadataCache.Dictionary(1, Seq("c"))))
+    // A second one of that weight, looked up by two reads, evicts the first: the region's bound is the
+    // tenth, not more.
+    Seq(new CacheStats, s).foreach(r => assert(MetadataCache.get[String](Some(a), MetadataCache.Dictionary(2, Seq("c")), r).isEmpty))
+    MetadataCache.putIfAbsent(Some(a), MetadataCache.Dictionary(2, Seq("c")), s, "fits too", tenth - 4096)
+    assert(!MetadataCache.contains(Some(a), MetadataCache.Dictionary(1, Seq("c"))))
+    assert(MetadataCache.contains(Some(a), MetadataCache.Dictionary(2, Seq("c"))) && s.evictions == 1L)
   }
 
   test("lowering the bound evicts down to it") {
