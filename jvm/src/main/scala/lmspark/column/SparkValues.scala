@@ -159,14 +159,18 @@ final class SparkValues private (
     Right(ColumnPages(firstRows, endRows, stats.toIndexedSeq))
   }
 
-  /** Every dictionary entry as a Spark value; None when some entry cannot be converted. */
+  /** Every dictionary entry as a Spark value (entry `i` at index `i`); None for BOOLEAN. The
+    * entries are converted [[SparkValues.EntryBlock]] at a time, when one of a block is first read
+    * ([[SparkValues.Entries]]), so a reader that stops early converts little: dictionary pruning
+    * stops at the first entry that could pass. Reading an entry of a block that does not convert
+    * (an ancient value under EXCEPTION rebase mode) raises [[SparkValues.Unconvertible]]. */
   def dictionary(d: Dictionary): Option[IndexedSeq[Any]] =
     if (physical == PrimitiveTypeName.BOOLEAN) None
-    else {
+    else Some(new SparkValues.Entries(d.size, (from, n) => {
       val replay = new DictionaryIdsReplay(d)
-      replay.set(Array.tabulate(d.size)(identity), d.size)
-      through(replay, d.size)
-    }
+      replay.set(Array.tabulate(n)(from + _), n)
+      convert(replay, n)
+    }))
 
   /** Whether `value` (a Catalyst value of the Spark type) is certainly absent from the chunk per
     * its bloom filter; false when unsure (no exact physical counterpart, unsupported type). */
@@ -253,12 +257,18 @@ final class SparkValues private (
 
   /** The next `n` values of `dec` written by the writer into a scratch vector of the Spark type and
     * read back as Catalyst values (copies); None when the writer throws. */
-  private def through(dec: ValuesDecoder, n: Int): Option[IndexedSeq[Any]] = {
+  private def through(dec: ValuesDecoder, n: Int): Option[IndexedSeq[Any]] =
+    try Some(convert(dec, n).toIndexedSeq)
+    catch { case _: SparkValues.Unconvertible => None }
+
+  /** The next `n` values of `dec` as Catalyst values (copies); [[SparkValues.Unconvertible]] when
+    * the writer throws. */
+  private def convert(dec: ValuesDecoder, n: Int): Array[Any] = {
     val v = new OnHeapColumnVector(math.max(n, 1), sparkType)
     try {
       writer.write(dec, n, v, 0)
-      Some(IndexedSeq.tabulate(n)(i => catalystValue(v, i)))
-    } catch { case NonFatal(_) => None }
+      Array.tabulate[Any](n)(i => catalystValue(v, i))
+    } catch { case NonFatal(e) => throw new SparkValues.Unconvertible(e) }
     finally v.close()
   }
 
@@ -283,6 +293,32 @@ final class SparkValues private (
 }
 
 object SparkValues {
+
+  /** Dictionary entries converted per block of this many. */
+  val EntryBlock = 64
+
+  /** Some values of a column could not be converted to Spark values (the writer threw). */
+  final class Unconvertible(cause: Throwable) extends RuntimeException(cause)
+
+  /** `length` values, converted a block of [[EntryBlock]] at a time by `convert(from, n)` when one
+    * of the block is first read, then kept. A block whose conversion throws is tried again on the
+    * next read of it. Observably immutable; not thread-safe (one task's pruning reads it). */
+  final class Entries private[SparkValues] (override val length: Int, convert: (Int, Int) => Array[Any])
+      extends IndexedSeq[Any] {
+    private[this] val blocks = new Array[Array[Any]]((length + EntryBlock - 1) / EntryBlock)
+
+    override def apply(i: Int): Any = {
+      if (i < 0 || i >= length) throw new IndexOutOfBoundsException(s"entry $i of $length")
+      val b = i / EntryBlock
+      var vs = blocks(b)
+      if (vs == null) {
+        val from = b * EntryBlock
+        vs = convert(from, math.min(EntryBlock, length - from))
+        blocks(b) = vs
+      }
+      vs(i - b * EntryBlock)
+    }
+  }
 
   /** Converter for a column lmspark reads (None when [[ColumnReaderFactory]] pairs no writer with
     * it). */

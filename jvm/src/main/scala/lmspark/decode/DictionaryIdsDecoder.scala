@@ -36,11 +36,19 @@ final class DictionaryIdsDecoder(dictionary: Dictionary) extends DictionaryLooku
   def readIds(n: Int, out: WritableColumnVector, rowId: Int): Unit = {
     val a = nextIds(n)
     val size = dictionary.size
+    // `id | (size - 1 - id)` is negative exactly when id < 0 or id >= size (no overflow for
+    // size >= 0): one OR per id and no branch in the loop; the bad id is looked for only when
+    // there is one.
+    var bad = 0
     var i = 0
     while (i < n) {
       val id = a(i)
-      if (id < 0 || id >= size) throw new DecodeException(s"dictionary id $id out of range [0, $size)")
+      bad |= id | (size - 1 - id)
       i += 1
+    }
+    if (bad < 0) {
+      val id = a.iterator.take(n).find(id => id < 0 || id >= size).get
+      throw new DecodeException(s"dictionary id $id out of range [0, $size)")
     }
     out.putInts(rowId, n, a, 0)
   }

@@ -63,47 +63,44 @@ object Guarantees {
 
   /** True iff some row whose value of column `column` is one of `values` (or NULL, when
     * `mayBeNull`) could pass `p`, other columns being unknown. Used with a chunk's whole
-    * dictionary. Each leaf on `column` is evaluated once per value (with Spark's semantics, by
-    * [[Evaluator]]); the tree is then combined as bit sets over the values. */
+    * dictionary. The tree (in negation normal form) is compiled once, each leaf on `column` into
+    * its [[Evaluator]] function (Spark's semantics) after its term's casts, leaves on other columns
+    * into "maybe"; it is then asked value by value, in order, and the answer is the first value
+    * that could make it TRUE. So `values` is read only up to that value: a lazily converted
+    * dictionary ([[lmspark.column.SparkValues.dictionary]]) that can pass converts little. */
   def canMatchValues(p: Predicate, column: Int, values: IndexedSeq[Any], mayBeNull: Boolean): Boolean = {
-    val n = values.size + (if (mayBeNull) 1 else 0)
-    if (n == 0) return false
-    val termValues = mutable.HashMap.empty[Term, Array[Any]]
-    def valuesOf(t: Term): Array[Any] = termValues.getOrElseUpdate(t, {
-      val cast = Values.termCaster(t)
-      val out = new Array[Any](n)
-      var i = 0
-      while (i < values.size) { out(i) = cast(values(i)); i += 1 }
-      out // a trailing NULL stays null
-    })
-    def all: java.util.BitSet = { val b = new java.util.BitSet(n); b.set(0, n); b }
-    def leafBits(l: Leaf, negated: Boolean): java.util.BitSet =
-      if (l.term.column.index != column) all
+    val size = values.size
+    val n = size + (if (mayBeNull) 1 else 0)
+    val casters = mutable.HashMap.empty[Term, Any => Any]
+    // Whether value `i` (NULL when i == size) could give leaf `l` the result `want`.
+    def leaf(l: Leaf, want: Int): Int => Boolean =
+      if (l.term.column.index != column) _ => true
       else {
         val f = Evaluator.leafFn(l)
-        val vs = valuesOf(l.term)
-        val want = if (negated) Kleene.F else Kleene.T
-        val b = new java.util.BitSet(n)
-        var i = 0
-        while (i < n) { if (f(vs(i)) == want) b.set(i); i += 1 }
-        b
+        val cast = casters.getOrElseUpdate(l.term, Values.termCaster(l.term))
+        i => f(if (i < size) cast(values(i)) else null) == want
       }
-    def go(q: Predicate): java.util.BitSet = q match {
-      case True => all
-      case False => new java.util.BitSet(n)
-      case l: Leaf => leafBits(l, negated = false)
-      case Not(l: Leaf) => leafBits(l, negated = true)
+    def compile(q: Predicate): Int => Boolean = q match {
+      case True => _ => true
+      case False => _ => false
+      case l: Leaf => leaf(l, Kleene.T)
+      case Not(l: Leaf) => leaf(l, Kleene.F)
       case And(cs) =>
-        val b = go(cs.head)
-        cs.iterator.drop(1).foreach(c => if (!b.isEmpty) b.and(go(c)))
-        b
+        val fs = cs.map(compile).toArray
+        i => fs.forall(_(i))
       case Or(cs) =>
-        val b = go(cs.head)
-        cs.iterator.drop(1).foreach(c => b.or(go(c)))
-        b
+        val fs = cs.map(compile).toArray
+        i => fs.exists(_(i))
       case Not(other) => throw new IllegalStateException(s"not in negation normal form: NOT ($other)")
     }
-    !go(Predicate.negationNormalForm(p)).isEmpty
+    if (n == 0) return false
+    val passes = compile(Predicate.negationNormalForm(p))
+    var i = 0
+    while (i < n) {
+      if (passes(i)) return true
+      i += 1
+    }
+    false
   }
 
   /** `p` with every `=` / `IN` / `<=>` leaf on `column` whose values are all proven absent

@@ -343,7 +343,9 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     sv.dictionary(dict) match {
       case Some(entries) =>
         val mayBeNull = !stats.exists(_.nullCount.contains(0L))
-        !Guarantees.canMatchValues(residual, col, entries, mayBeNull)
+        // An entry that does not convert is unknown: it might pass, so nothing is excluded.
+        try !Guarantees.canMatchValues(residual, col, entries, mayBeNull)
+        catch { case _: SparkValues.Unconvertible => false }
       case None => false
     }
   }

@@ -95,6 +95,52 @@ class SparkValuesSuite extends AnyFunSuite {
       assert(ancientMins > 0)
     } finally lm.close()
   }
+
+  test("dictionary entries convert a block at a time, in any read order; under FailOnAncient only blocks holding an ancient value fail") {
+    val path = TestFiles.dir.resolve("logical-meta-ancient-dict.parquet")
+    LogicalFiles.write(path, seed = 23, dictionary = true, v2 = false)
+    val lm = new LmFile(path)
+    val r = new scala.util.Random(29)
+    try {
+      var failed = 0
+      var converted = 0
+      for (name <- Seq("d", "ts_us", "ts_ms", "i32", "s"); rg <- 0 until lm.rowGroups) {
+        val col = lm.columnIndex(name)
+        val desc = lm.descriptor(col)
+        val chunk = lm.chunk(rg, col)
+        if (chunk.hasDictionaryPage) {
+          val in = new LocalInputFile(lm.path).newStream()
+          val d = try Sources.dictionary(in, chunk, desc, lm.path.toString, verifyChecksums = true).get finally in.close()
+          val t = name match { case "d" => DateType; case "i32" => IntegerType; case "s" => StringType; case _ => TimestampType }
+          val corrected = SparkValues.forColumn(desc, t, ColumnReadOptions()).get.dictionary(d).get
+          val failing = SparkValues.forColumn(desc, t, ColumnReadOptions(RebaseCheck.FailOnAncient)).get.dictionary(d).get
+          assert(corrected.size == d.size && failing.size == d.size)
+          // Read in a random order, each entry twice: the same value as a sequential read of a fresh conversion.
+          val sequential = SparkValues.forColumn(desc, t, ColumnReadOptions()).get.dictionary(d).get.toVector
+          for (k <- r.shuffle((0 until d.size) ++ (0 until d.size)))
+            assert(LogicalFiles.comparable(corrected(k)) == LogicalFiles.comparable(sequential(k)), s"$name rg $rg entry $k")
+          val limit: Long = if (name == "d") SparkRebase.lastSwitchJulianDay.toLong else SparkRebase.lastSwitchJulianTs
+          def ancient(x: Any) = t match {
+            case DateType => x.asInstanceOf[Int].toLong < limit
+            case TimestampType => x.asInstanceOf[Long] < limit
+            case _ => false
+          }
+          for (b <- 0 until (d.size + SparkValues.EntryBlock - 1) / SparkValues.EntryBlock) {
+            val block = b * SparkValues.EntryBlock until math.min(d.size, (b + 1) * SparkValues.EntryBlock)
+            val k = block(r.nextInt(block.size))
+            if (block.exists(j => ancient(corrected(j)))) {
+              intercept[SparkValues.Unconvertible](failing(k))
+              failed += 1
+            } else {
+              assert(LogicalFiles.comparable(failing(k)) == LogicalFiles.comparable(corrected(k)), s"$name rg $rg entry $k")
+              converted += 1
+            }
+          }
+        }
+      }
+      assert(failed > 0 && converted > 0, s"$failed blocks failed, $converted converted")
+    } finally lm.close()
+  }
 }
 
 object SparkValuesSuite extends org.scalatest.Assertions {

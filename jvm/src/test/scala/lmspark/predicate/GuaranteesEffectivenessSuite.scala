@@ -88,6 +88,29 @@ class GuaranteesEffectivenessSuite extends AnyFunSuite {
     assert(simplify(Contains(s, u("x")), stats(u("axb"), u("axb"))) == Simplified(True, 1))
   }
 
+  test("a dictionary is read only up to the first entry that could pass") {
+    // Entries read, in order: a dictionary converted lazily converts no further.
+    final class Counted(values: IndexedSeq[Any]) extends IndexedSeq[Any] {
+      val read = scala.collection.mutable.ArrayBuffer.empty[Int]
+      override def length: Int = values.length
+      override def apply(k: Int): Any = { read += k; values(k) }
+    }
+    val range = And(Seq(Compare(i, CompareOp.Ge, 10), Compare(i, CompareOp.Lt, 20)))
+    val values = IndexedSeq[Any](30, 5, 12, 15, 40)
+    val hit = new Counted(values)
+    assert(Guarantees.canMatchValues(range, 0, hit, mayBeNull = true))
+    assert(hit.read.distinct == Seq(0, 1, 2), hit.read)
+    // None passes: every entry is read, and the trailing NULL is asked without reading one.
+    val miss = new Counted(values)
+    assert(!Guarantees.canMatchValues(Compare(i, CompareOp.Eq, 7), 0, miss, mayBeNull = true))
+    assert(miss.read.distinct == values.indices, miss.read)
+    // A leaf on another column is "maybe": the first entry passing the column's own leaf decides.
+    val other = Term(ColumnRef(1, "j", IntegerType))
+    val first = new Counted(values)
+    assert(Guarantees.canMatchValues(And(Seq(Compare(i, CompareOp.Gt, 0), IsNotNull(other))), 0, first, mayBeNull = false))
+    assert(first.read.distinct == Seq(0), first.read)
+  }
+
   test("dictionaries and bloom filters") {
     val dict = IndexedSeq[Any](1, 2, 3)
     assert(!Guarantees.canMatchValues(Compare(i, CompareOp.Eq, 5), 0, dict, mayBeNull = true))
