@@ -160,10 +160,11 @@ final class SparkValues private (
   }
 
   /** Every dictionary entry as a Spark value (entry `i` at index `i`); None for BOOLEAN. The
-    * entries are converted [[SparkValues.EntryBlock]] at a time, when one of a block is first read
-    * ([[SparkValues.Entries]]), so a reader that stops early converts little: dictionary pruning
-    * stops at the first entry that could pass. Reading an entry of a block that does not convert
-    * (an ancient value under EXCEPTION rebase mode) raises [[SparkValues.Unconvertible]]. */
+    * entries are converted a block at a time, when one of a block is first read
+    * ([[SparkValues.Entries]]: 64 entries, then blocks doubling), so a reader that stops early
+    * converts little (dictionary pruning stops at the first entry that could pass), and one that
+    * reads all converts in a few calls. Reading an entry of a block that does not convert (an
+    * ancient value under EXCEPTION rebase mode) raises [[SparkValues.Unconvertible]]. */
   def dictionary(d: Dictionary): Option[IndexedSeq[Any]] =
     if (physical == PrimitiveTypeName.BOOLEAN) None
     else Some(new SparkValues.Entries(d.size, (from, n) => {
@@ -294,30 +295,46 @@ final class SparkValues private (
 
 object SparkValues {
 
-  /** Dictionary entries converted per block of this many. */
-  val EntryBlock = 64
-
   /** Some values of a column could not be converted to Spark values (the writer threw). */
   final class Unconvertible(cause: Throwable) extends RuntimeException(cause)
 
-  /** `length` values, converted a block of [[EntryBlock]] at a time by `convert(from, n)` when one
-    * of the block is first read, then kept. A block whose conversion throws is tried again on the
-    * next read of it. Observably immutable; not thread-safe (one task's pruning reads it). */
+  /** `length` values, converted a block at a time by `convert(from, n)` when one of the block is
+    * first read, then kept. Block 0 is the first [[Entries.FirstBlock]] values, block `k > 0` the
+    * values `[FirstBlock 2^(k-1), FirstBlock 2^k)`: an early stop converts one small block, a full
+    * read about `log2(length / FirstBlock) + 1` blocks (each conversion sets up a column vector). A
+    * block whose conversion throws is tried again on the next read of it. Observably immutable; not
+    * thread-safe (one task's pruning reads it). */
   final class Entries private[SparkValues] (override val length: Int, convert: (Int, Int) => Array[Any])
       extends IndexedSeq[Any] {
-    private[this] val blocks = new Array[Array[Any]]((length + EntryBlock - 1) / EntryBlock)
+    private[this] val blocks = new Array[Array[Any]](if (length == 0) 0 else Entries.blockOf(length - 1) + 1)
 
     override def apply(i: Int): Any = {
       if (i < 0 || i >= length) throw new IndexOutOfBoundsException(s"entry $i of $length")
-      val b = i / EntryBlock
+      val b = Entries.blockOf(i)
+      val from = Entries.blockStart(b)
       var vs = blocks(b)
       if (vs == null) {
-        val from = b * EntryBlock
-        vs = convert(from, math.min(EntryBlock, length - from))
+        vs = convert(from, Entries.blockStart(b + 1).min(length) - from)
         blocks(b) = vs
       }
-      vs(i - b * EntryBlock)
+      vs(i - from)
     }
+  }
+
+  object Entries {
+    /** Entries in block 0 (a power of two). */
+    val FirstBlock = 64
+    private[this] val firstLog = Integer.numberOfTrailingZeros(FirstBlock)
+
+    /** The block holding entry `i >= 0`. */
+    def blockOf(i: Int): Int = if (i < FirstBlock) 0 else 31 - Integer.numberOfLeadingZeros(i) - firstLog + 1
+
+    /** The first entry of block `b` (Int.MaxValue past the last block an Int index can reach). */
+    def blockStart(b: Int): Int =
+      if (b == 0) 0 else math.min(FirstBlock.toLong << (b - 1), Int.MaxValue.toLong).toInt
+
+    /** The entries of block `b` among `length`. */
+    def block(b: Int, length: Int): Range = blockStart(b) until blockStart(b + 1).min(length)
   }
 
   /** Converter for a column lmspark reads (None when [[ColumnReaderFactory]] pairs no writer with

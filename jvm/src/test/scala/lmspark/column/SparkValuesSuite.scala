@@ -107,6 +107,19 @@ class SparkValuesSuite extends AnyFunSuite {
     } finally lm.close()
   }
 
+  test("entry blocks: 64, then doubling; they partition the entries and blockOf names each entry's") {
+    import SparkValues.Entries
+    val r = new scala.util.Random(31)
+    for (length <- (1 to 600) ++ Seq(4095, 4096, 4097, 1 << 20, Int.MaxValue)) {
+      val last = Entries.blockOf(length - 1)
+      val blocks = (0 to last).map(Entries.block(_, length))
+      assert(blocks.head.start == 0 && blocks.last.end == length, s"$length: $blocks")
+      blocks.sliding(2).foreach { case Seq(a, b) => assert(a.end == b.start && a.nonEmpty && b.nonEmpty, s"$length: $blocks") case _ => }
+      assert(blocks.dropRight(1).zipWithIndex.forall { case (b, k) => b.size == (if (k <= 1) Entries.FirstBlock else Entries.FirstBlock << (k - 1)) })
+      for (i <- Seq(0, length - 1) ++ Seq.fill(20)(r.nextInt(length))) assert(blocks(Entries.blockOf(i)).contains(i), s"$length: entry $i")
+    }
+  }
+
   test("dictionary entries convert a block at a time, in any read order; under FailOnAncient only blocks holding an ancient value fail") {
     val path = TestFiles.dir.resolve("logical-meta-ancient-dict.parquet")
     LogicalFiles.write(path, seed = 23, dictionary = true, v2 = false)
@@ -136,8 +149,9 @@ class SparkValuesSuite extends AnyFunSuite {
             case TimestampType => x.asInstanceOf[Long] < limit
             case _ => false
           }
-          for (b <- 0 until (d.size + SparkValues.EntryBlock - 1) / SparkValues.EntryBlock) {
-            val block = b * SparkValues.EntryBlock until math.min(d.size, (b + 1) * SparkValues.EntryBlock)
+          val blocks = (0 to SparkValues.Entries.blockOf(d.size - 1)).map(SparkValues.Entries.block(_, d.size))
+          assert(blocks.flatten == (0 until d.size), s"$name rg $rg: blocks $blocks")
+          for (block <- blocks) {
             val k = block(r.nextInt(block.size))
             if (block.exists(j => ancient(corrected(j)))) {
               intercept[SparkValues.Unconvertible](failing(k))
