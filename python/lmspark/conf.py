@@ -36,7 +36,7 @@ IO_PREFETCH_MAX_REQUESTS = "spark.lmspark.io.prefetch.maxRequests"
 #: Default: 262144.
 IO_FOOTER_TAIL_BYTES = "spark.lmspark.io.footerTailBytes"
 
-#: A row group read filter-first whose candidate pages (after page-index pruning) weigh at most this many bytes over all its columns is fetched in one round trip, not one for the filtered columns and one for the rest. 0 always fetches by stage.
+#: A row group read filter-first whose candidate pages (after page-index pruning) weigh at most this many bytes over all its columns is fetched in one round trip, not one for the filtered columns and one for the rest, when the page index left few candidate pages. A row group whose predecessor's passing rows needed every page of its other columns is fetched in one round trip too, when it fits a fifth of spark.lmspark.io.prefetch.maxBytes. 0 always fetches by stage.
 #: Default: 8388608.
 IO_SINGLE_STAGE_MAX_BYTES = "spark.lmspark.io.singleStageMaxBytes"
 

@@ -161,7 +161,9 @@ object LmConf {
   val IO_SINGLE_STAGE_MAX_BYTES: Entry[Long] = bytes("spark.lmspark.io.singleStageMaxBytes", default = 8L << 20, "io",
     "A row group read filter-first whose candidate pages (after page-index pruning) weigh at most this " +
       "many bytes over all its columns is fetched in one round trip, not one for the filtered columns and " +
-      "one for the rest. 0 always fetches by stage.", min = 0L)
+      "one for the rest, when the page index left few candidate pages. A row group whose predecessor's " +
+      "passing rows needed every page of its other columns is fetched in one round trip too, when it fits " +
+      "a fifth of spark.lmspark.io.prefetch.maxBytes. 0 always fetches by stage.", min = 0L)
 
   val IO_MAX_REQUEST_BYTES: Entry[Long] = bytes("spark.lmspark.io.maxRequestBytes", default = 8L << 20, "io",
     "Largest single read request: a fetched range longer than this (whole row groups read ahead, large " +

@@ -170,6 +170,7 @@ final class FileBatchReader(
     if (block.getRowCount == 0) return
     refetch = Map.empty
     var materializing = false
+    var afterPass = false
     val decision: RowGroupDecision =
       if (wanted != null) {
         if (!wantedFetched) { wantedFetched = true; stages.prefetchWanted(wanted) }
@@ -197,11 +198,14 @@ final class FileBatchReader(
           metrics.rowGroupsLate += 1
           stages.fetchFirst(block, p, filters)
           val o = guarded { pass.run(block, p, filters) }
-          if (o.selection.selectedCount == 0) { metrics.prunedByPredicateColumns += 1; cache.clear(); return }
+          if (o.selection.selectedCount == 0) {
+            metrics.prunedByPredicateColumns += 1; cache.clear(); stages.nonePassed(); return
+          }
           lm.recordSelection(o.selection.selectedCount, math.max(1L, o.selection.runCount / 2))
           refetch = o.sources
           cachedColumns = o.cached
           materializing = outputOnly > 0
+          afterPass = true
           p.copy(selection = Some(o.selection), fetches = p.fetches.map(_.map(f =>
             ColumnFetch(f.locations, ScanRanges.selectedPages(o.selection, f.locations)))))
         } else {
@@ -212,7 +216,7 @@ final class FileBatchReader(
     // The leaf chunks still to read, in one fetch (cached columns are copied, sources the pass opened reopen).
     val fromCache = presentColumns.map(i => cachedColumns.getOrElse(i, null))
     stages.fetchRest(block, rowGroup, presentColumns.indices.filter(k => fromCache(k) == null)
-      .flatMap(k => plan.readColumns(presentColumns(k))).filter(c => !refetch.contains(c)))
+      .flatMap(k => plan.readColumns(presentColumns(k))).filter(c => !refetch.contains(c)), afterPass)
     val readers = guarded {
       batches.prepare(presentColumns.length)
       presentColumns.indices.toArray.map { k =>

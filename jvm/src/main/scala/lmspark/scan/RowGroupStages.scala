@@ -25,6 +25,11 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
 
   /** The fetches of the current row group's stages, released when it is done. */
   private[this] var stageFetches: List[FetchingStream.Fetch] = Nil
+  /** Whether the last row group read filter-first needed every page of the columns its second stage
+    * read (its selection touched them all, or they have no offset index to skip by): its two stages
+    * fetched the same bytes one stage would have ([[firstStage]]). False after a row group no row of
+    * which passed (its other columns were not read). */
+  private[this] var restDense = false
   /** Row groups (by split index) decided ahead, with what was fetched for them (the chunks their
     * decision fetched, their first stage). */
   private[this] val ahead = scala.collection.mutable.Map.empty[Int, (RowGroupDecision, List[FetchingStream.Fetch])]
@@ -61,10 +66,14 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
   /** The columns a row group's first fetch takes: all of them, whole chunks, with
     * [[ScanSettings.wholeChunks]]; all of them when it is decoded whole, when the
     * page index left few candidate pages (`singleStageMaxBytes` over all columns: one round trip
-    * instead of two, its requests [[spread]]), or when the other columns' candidate pages are no
+    * instead of two, its requests [[spread]]), when the other columns' candidate pages are no
     * more bytes than a round trip is worth (`maxCoalesceGap`, the gap read through rather than
     * split into two requests: reading them with the filtered columns saves the second stage's
-    * round trip); else the filtered columns. */
+    * round trip), or when the last row group read filter-first needed every page of its other
+    * columns ([[restDense]]: rows passing all over the row group; unless `singleStageMaxBytes` is
+    * 0) and all its columns fit, with the row groups fetched ahead, in what a task may hold (one
+    * round trip and fewer requests for the bytes the second stage would fetch anyway, and fetched
+    * ahead); else the filtered columns. */
   private def firstStage(block: BlockMetaData, p: RowGroupPlan, filters: Map[Int, Predicate],
       whole: Boolean): Stage = {
     val all = leaves(p, present.toSeq)
@@ -74,7 +83,9 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
     else {
       val filtered = leaves(p, filters.keys)
       val others = all.filterNot(filtered.contains)
-      val small = file.stream.maxBytes > 0 && sources.cost(block, p, others)._2 <= settings.maxCoalesceGap
+      val small = file.stream.maxBytes > 0 && (sources.cost(block, p, others)._2 <= settings.maxCoalesceGap ||
+        restDense && settings.singleStageMaxBytes > 0 &&
+          sources.cost(block, p, all)._2 <= file.stream.maxBytes / (RowGroupStages.AheadRowGroups + 1))
       new Stage(if (small) all else filtered, FetchingStream.Spread.No)
     }
   }
@@ -230,13 +241,18 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
 
   /** Fetches `columns` (plan columns) of `rowGroup`, the stage that reads them; its few
     * candidate pages spread as [[spread]] says (with [[ScanSettings.wholeChunks]], their whole
-    * chunks: nothing, when the first stage fetched them). */
-  def fetchRest(block: BlockMetaData, rowGroup: RowGroupPlan, columns: Iterable[Int]): Unit = {
+    * chunks: nothing, when the first stage fetched them). `afterPass`: the row group was read
+    * filter-first, and `rowGroup` holds the pages its passing rows need. */
+  def fetchRest(block: BlockMetaData, rowGroup: RowGroupPlan, columns: Iterable[Int], afterPass: Boolean): Unit = {
     val rest = leaves(rowGroup, columns)
+    if (afterPass) restDense = rest.nonEmpty && rest.forall(_._3.forall(_.pruned == 0))
     val few = !settings.wholeChunks && rowGroup.selection.isDefined &&
       sources.cost(block, rowGroup, rest)._2 <= settings.singleStageMaxBytes
     stageFetches ::= new Stage(rest, if (few) spread else FetchingStream.Spread.No).fetch(block, rowGroup)
   }
+
+  /** A row group read filter-first had no row passing: its other columns were not read. */
+  def nonePassed(): Unit = restDense = false
 
   /** Releases the current row group's fetches. */
   def release(): Unit = { stageFetches.foreach(_.release()); stageFetches = Nil }

@@ -167,12 +167,51 @@ class ObjectStoreIoSuite extends AnyFunSuite with LmSparkSession {
     val q = (t: DataFrame) => t.where(col("d") < 50.0).select("k")
     checkSparkAnswerAndLmUsed(q(table))
     val (_, plan) = requests(q(table))
-    // With no gap read through, the other column's pages are a second stage, fetched after the pass.
-    val (_, twoStages) = withConf(LmConf.IO_MAX_COALESCE_GAP.key -> "0")(requests(q(table)))
+    // With no gap read through (and no single stage), the other column's pages are a second stage,
+    // fetched after the pass.
+    val (_, twoStages) = withConf(LmConf.IO_MAX_COALESCE_GAP.key -> "0", LmConf.IO_SINGLE_STAGE_MAX_BYTES.key -> "0")(
+      requests(q(table)))
     val late = metric(plan, LmMetrics.RowGroupsLate)
     assert(late == 4 && metric(twoStages, LmMetrics.RowGroupsLate) == 4, plan.toString)
     assert(metric(twoStages, LmMetrics.IoRoundTrips) - metric(plan, LmMetrics.IoRoundTrips) == late,
       s"round trips: ${metric(plan, LmMetrics.IoRoundTrips)}, two stages ${metric(twoStages, LmMetrics.IoRoundTrips)}")
+  }
+
+  test("a filter-first read whose passing rows need every page: one stage from the second row group on") {
+    val eight = lmspark.testutil.SortedKeyTable.write(spark, newDir("dense"), rows, 5000, rowGroups = 8)
+    val path = "simstore://" + eight.getAbsolutePath
+    // `d < 50` passes half the rows, all over every row group: the pass leaves no page of `s` unread.
+    // With no gap read through, only the rule under test makes one stage of two.
+    withConf(LmConf.IO_MAX_COALESCE_GAP.key -> "0") {
+      def q = spark.read.parquet(path).where(col("d") < 50.0).select("s")
+      checkSparkAnswerAndLmUsed(q)
+      val vanilla = withConf("spark.lmspark.enabled" -> "false")(requests(q)._1)
+      val (lm, plan) = requests(q)
+      val (byStage, stagePlan) = withConf(LmConf.IO_SINGLE_STAGE_MAX_BYTES.key -> "0")(requests(q))
+      val late = metric(plan, LmMetrics.RowGroupsLate)
+      assert(late == 8 && metric(stagePlan, LmMetrics.RowGroupsLate) == 8, plan.toString)
+      // The first row group in two stages (nothing known yet), each later one in one.
+      assert(metric(stagePlan, LmMetrics.IoRoundTrips) - metric(plan, LmMetrics.IoRoundTrips) == late - 1,
+        s"round trips: ${metric(plan, LmMetrics.IoRoundTrips)}, by stage ${metric(stagePlan, LmMetrics.IoRoundTrips)}\n$plan")
+      // The same pages, read with fewer requests.
+      assert(metric(plan, LmMetrics.PagesRead) == metric(stagePlan, LmMetrics.PagesRead), plan.toString)
+      assert(lm < byStage && lm <= vanilla, s"requests: $lm, by stage $byStage, vanilla $vanilla")
+      info(s"dense filter-first: $lm requests, $byStage by stage, vanilla $vanilla")
+    }
+    // Where the page index leaves some pages of every row group read (`id` in ranges of 30,000 of
+    // its 50,000 rows) and `d < 50` keeps rows on all of them, the second stage skips the other
+    // pages: the next row group keeps two stages (few candidate pages alone make one stage of two
+    // below `singleStageMaxBytes`: 1 byte).
+    withConf(LmConf.IO_MAX_COALESCE_GAP.key -> "0") {
+      val inRanges = (1 to 4).map(g => col("id").between(g * 50000L + 10000L, g * 50000L + 40000L)).reduce(_ || _)
+      def q = spark.read.parquet(path).where(inRanges && col("d") < 50.0).select("s")
+      checkSparkAnswerAndLmUsed(q)
+      val (_, plan) = withConf(LmConf.IO_SINGLE_STAGE_MAX_BYTES.key -> "1")(requests(q))
+      val (_, stagePlan) = withConf(LmConf.IO_SINGLE_STAGE_MAX_BYTES.key -> "0")(requests(q))
+      assert(metric(plan, LmMetrics.RowGroupsLate) == 4 && metric(plan, LmMetrics.PagesPruned) > 0, plan.toString)
+      assert(metric(plan, LmMetrics.IoRoundTrips) == metric(stagePlan, LmMetrics.IoRoundTrips),
+        s"round trips: ${metric(plan, LmMetrics.IoRoundTrips)}, by stage ${metric(stagePlan, LmMetrics.IoRoundTrips)}\n$plan")
+    }
   }
 
   test("a filter-first read fetches the next row groups' first stages while one decodes") {
