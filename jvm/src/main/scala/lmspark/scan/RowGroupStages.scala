@@ -10,7 +10,8 @@ import lmspark.meta.OpenFile
 import lmspark.predicate.Predicate
 
 /** The I/O stages of one split's row groups: what a row group's first stage fetches (its filtered
-  * columns, or all of them when it is read whole or its candidate pages are few), the stage after
+  * columns, or all of them when it is read whole, its candidate pages are few, or the last row group
+  * read filter-first needed every page of its other columns), the stage after
   * it, how a stage's requests are spread, and what is fetched ahead while a row group decodes (the
   * next one decided and its first stage; without a predicate, the following row groups together;
   * for a read of wanted rows, all its row groups' pages at once), within the prefetch bounds. It
