@@ -186,6 +186,9 @@ class ObjectStoreIoSuite extends AnyFunSuite with LmSparkSession {
       def q = spark.read.parquet(path).where(col("d") < 50.0).select("s")
       checkSparkAnswerAndLmUsed(q)
       val vanilla = withConf("spark.lmspark.enabled" -> "false")(requests(q)._1)
+      // Whether vanilla fetched its row groups apart (4.1 and later); 3.5 and 4.0 stream the file
+      // through, a request per run of adjacent chunks read.
+      val vanillaApart = SimulatedStore.vectoredCalls.get() > 0
       val (lm, plan) = requests(q)
       val (byStage, stagePlan) = withConf(LmConf.IO_SINGLE_STAGE_MAX_BYTES.key -> "0")(requests(q))
       val late = metric(plan, LmMetrics.RowGroupsLate)
@@ -195,8 +198,9 @@ class ObjectStoreIoSuite extends AnyFunSuite with LmSparkSession {
         s"round trips: ${metric(plan, LmMetrics.IoRoundTrips)}, by stage ${metric(stagePlan, LmMetrics.IoRoundTrips)}\n$plan")
       // The same pages, read with fewer requests.
       assert(metric(plan, LmMetrics.PagesRead) == metric(stagePlan, LmMetrics.PagesRead), plan.toString)
-      assert(lm < byStage && lm <= vanilla, s"requests: $lm, by stage $byStage, vanilla $vanilla")
-      info(s"dense filter-first: $lm requests, $byStage by stage, vanilla $vanilla")
+      assert(lm < byStage, s"requests: $lm, by stage $byStage, vanilla $vanilla")
+      if (vanillaApart) assert(lm <= vanilla, s"requests: $lm, by stage $byStage, vanilla $vanilla")
+      info(s"dense filter-first: $lm requests, $byStage by stage, vanilla $vanilla (row groups apart: $vanillaApart)")
     }
     // Where the page index leaves some pages of every row group read (`id` in ranges of 30,000 of
     // its 50,000 rows) and `d < 50` keeps rows on all of them, the second stage skips the other
