@@ -84,10 +84,11 @@ private[scan] final class RowGroupStages(file: OpenFile, plan: FileReadPlan, set
     else {
       val filtered = leaves(p, filters.keys)
       val others = all.filterNot(filtered.contains)
-      val small = file.stream.maxBytes > 0 && (sources.cost(block, p, others)._2 <= settings.maxCoalesceGap ||
-        restDense && settings.singleStageMaxBytes > 0 &&
-          sources.cost(block, p, all)._2 <= file.stream.maxBytes / (RowGroupStages.AheadRowGroups + 1))
-      new Stage(if (small) all else filtered, FetchingStream.Spread.No)
+      val fetchesAhead = file.stream.maxBytes > 0
+      def othersSmall = sources.cost(block, p, others)._2 <= settings.maxCoalesceGap
+      def denseFits = restDense && settings.singleStageMaxBytes > 0 &&
+        sources.cost(block, p, all)._2 <= file.stream.maxBytes / (RowGroupStages.AheadRowGroups + 1)
+      new Stage(if (fetchesAhead && (othersSmall || denseFits)) all else filtered, FetchingStream.Spread.No)
     }
   }
 
