@@ -61,9 +61,13 @@ object NestedLevels {
   * Page boundaries: a v2 page, and any page of a chunk with an offset index, starts at a record
   * boundary (the spec requires it), so such a page ends its last record and can be skipped whole by
   * its row count (v2 `num_rows`, or the offset index's); a v1 page without one may continue the
-  * previous page's record, so its levels are decoded to count records. A page that starts inside a
-  * record where the spec forbids it, levels above their maximum, a v2 page whose `num_rows`
-  * disagrees with its levels, or more records than the row group holds, is an error naming the page.
+  * previous page's record, so its levels are decoded to count records. Without an offset index, a
+  * v2 page of a repeated column whose `num_rows` equals its `num_values` is read like such a v1 page
+  * ([[v2RowsKnown]]): Arrow C++ before 12.0 (pyarrow 11 and earlier) wrote `num_values` into
+  * `num_rows` (apache/arrow#34086), and vanilla Spark reads those files by their levels. A page that
+  * starts inside a record where the spec forbids it, levels above their maximum, a v2 page whose
+  * `num_rows` disagrees with its levels otherwise, or more records than the row group holds, is an
+  * error naming the page.
   *
   * Invariants: `at <= entries` (the current page's decoded levels, consumed up to `at`);
   * `pageRemaining == entries - at`; `open` when the last entry consumed belongs to a record not yet
@@ -94,7 +98,8 @@ final class NestedLeafReader(
   /** Level entries of the current page, and how many were consumed. */
   private[this] var entries = 0
   private[this] var at = 0
-  /** The current page ends at a record boundary (a v2 page, or the chunk has an offset index). */
+  /** The current page ends at a record boundary (a v2 page whose `num_rows` counts its records, or
+    * the chunk has an offset index). */
   private[this] var aligned = false
   /** The last entry consumed belongs to a record not yet known to be complete (only inside a walk). */
   private[this] var open = false
@@ -212,12 +217,21 @@ final class NestedLeafReader(
   }
 
   /** The current page's rows when known without decoding it: a pruned page's or an indexed page's
-    * per the offset index, a v2 page's `num_rows`; else -1. */
+    * per the offset index, a v2 page's `num_rows` when [[v2RowsKnown]]; else -1. */
   private def knownRows: Int =
     if (pages.currentPageIsPruned) pages.currentPageRows
     else if (pages.currentPageIndexRows >= 0) pages.currentPageIndexRows
-    else if (pages.currentPageType == org.apache.parquet.format.PageType.DATA_PAGE_V2) pages.currentPageRows
-    else -1
+    else if (pages.currentPageType == org.apache.parquet.format.PageType.DATA_PAGE_V2) {
+      val h = pages.currentHeader.data_page_header_v2
+      if (v2RowsKnown(h.num_rows, h.num_values)) pages.currentPageRows else -1
+    } else -1
+
+  /** Whether a v2 page's `num_rows` counts its records. Not when it equals `num_values` in a
+    * repeated column: that is what Arrow C++ before 12.0 wrote for every v2 page (its level count,
+    * apache/arrow#34086), and a page whose records are one entry each looks the same, so such a
+    * page's records are counted from its levels and it may continue the previous page's record, as
+    * a v1 page without an offset index may. */
+  private def v2RowsKnown(numRows: Int, numValues: Int): Boolean = maxRep == 0 || numRows != numValues
 
   /** Entries `[from, until)` with a value (definition level at its maximum). */
   private def present(from: Int, until: Int): Int = {
@@ -283,8 +297,9 @@ final class NestedLeafReader(
         if (maxDef > 0) v2Levels(p.levelBytes, p.levelOffset + p.repLevelsLength, p.defLevelsLength, defWidth,
           repetition = false).readInts(entries, defLv, 0)
         else java.util.Arrays.fill(defLv, 0, entries, 0)
-        aligned = true
-        check(if (indexRows >= 0) indexRows else p.numRows, p.numNulls)
+        val known = v2RowsKnown(p.numRows, p.numValues)
+        aligned = indexRows >= 0 || known
+        check(if (indexRows >= 0) indexRows else if (known) p.numRows else -1, p.numNulls)
         initValues(p.valueEncoding, p.valueBytes, p.valueOffset, p.valueLength, entries - p.numNulls)
     }
     at = 0

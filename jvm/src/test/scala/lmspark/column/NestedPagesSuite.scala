@@ -16,8 +16,9 @@ import org.scalatest.funsuite.AnyFunSuite
 import lmspark.io.{ChunkContext, PageSource}
 
 /** [[NestedLeafReader]] on chunks built page by page, which parquet-java never writes: records that
-  * continue across v1 pages (allowed without an offset index), cut at random level positions and
-  * read and skipped at random against a model of the records; and malformed levels: a chunk that
+  * continue across v1 pages (allowed without an offset index), and across v2 pages whose num_rows is
+  * their num_values (as Arrow C++ before 12.0 wrote them), cut at random level positions and read and
+  * skipped at random against a model of the records; and malformed levels: a chunk that
   * starts inside a record, a v2 page that does, levels above their maximum, more records than the
   * row group has, a v2 page whose num_rows disagrees with its levels, and a chunk whose records end
   * too early. Each malformed chunk fails with an error naming the file, column, row group and page. */
@@ -95,13 +96,24 @@ class NestedPagesSuite extends AnyFunSuite {
   }
 
   test("records continuing across v1 pages: random cuts, reads and skips equal the model") {
+    randomCuts(entries => page(entries, v2 = false))
+  }
+
+  test("v2 pages whose num_rows is their num_values, as Arrow C++ before 12.0 wrote them: records counted from the " +
+    "levels, continuing across pages; random cuts, reads and skips equal the model") {
+    randomCuts(entries => page(entries, v2 = true, rows = entries.size))
+  }
+
+  /** 200 rounds: random records cut into pages (by `pageOf`) at random level positions, so that pages
+    * may start inside a record, then read and skipped at random against the model. */
+  private def randomCuts(pageOf: Seq[Entry] => Array[Byte]): Unit = {
     for (round <- 0 until 200) {
       val r = new Random(seed + round)
       val recs = records(r, 5 + r.nextInt(60))
       val all = recs.flatten
       // Cut the entries at random positions: pages may start inside a record.
       val cuts = (0 +: Seq.fill(r.nextInt(8))(r.nextInt(all.size + 1)) :+ all.size).distinct.sorted
-      val chunk = cuts.sliding(2).collect { case Seq(a, b) if b > a => page(all.slice(a, b), v2 = false) }.reduce(_ ++ _)
+      val chunk = cuts.sliding(2).collect { case Seq(a, b) if b > a => pageOf(all.slice(a, b)) }.reduce(_ ++ _)
       val slotDef = r.nextInt(4)
       val lm = reader(chunk, recs.size, slotDef)
       val levels = new NestedLevels(4)
@@ -204,7 +216,9 @@ class NestedPagesSuite extends AnyFunSuite {
 
   test("a skip over pages whose rows are known decompresses none of them; a read after it reads one") {
     val r = new Random(seed)
-    val recs = records(r, 40)
+    // Each page's first record has two entries, so its num_rows is below its num_values: the rows it
+    // states are known (a page whose num_rows equals num_values has its levels decoded, above).
+    val recs = records(r, 40).grouped(5).flatMap(g => one +: g.tail).toIndexedSeq
     val pages = recs.grouped(5).map(g => page(g.flatten, v2 = true)).toSeq
     val lm = reader(pages.reduce(_ ++ _), recs.size)
     try {

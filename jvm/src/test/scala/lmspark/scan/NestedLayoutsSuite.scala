@@ -4,6 +4,12 @@ import java.nio.file.Paths
 
 import scala.util.Random
 
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{Path => HadoopPath}
+import org.apache.parquet.column.ColumnDescriptor
+import org.apache.parquet.column.page.DataPageV2
+import org.apache.parquet.hadoop.ParquetFileReader
+import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.parquet.schema.MessageTypeParser
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -16,7 +22,8 @@ import lmspark.testutil.{GroupFiles, LmSparkSession, NestedData}
   * lists of maps, maps of structs, required and optional levels everywhere; written by parquet-java
   * in every layout of [[GroupFiles.layouts]] (pages v1 / v2, dictionary on / off, 7 or 100 rows per
   * page), queried whole, column by column and under a filter, and with requested fields the file
-  * lacks (which read as nulls). */
+  * lacks (which read as nulls). Also v2 pages whose `num_rows` is their level count, as pyarrow 11
+  * and earlier wrote them (a test resource, `gen_arrow11_v2.py`). */
 class NestedLayoutsSuite extends AnyFunSuite with LmSparkSession {
 
   override protected def sparkConf: Map[String, String] = Map(
@@ -86,6 +93,52 @@ class NestedLayoutsSuite extends AnyFunSuite with LmSparkSession {
         assert(lmScans(df.queryExecution.executedPlan).forall(_.metrics(LmMetrics.FilesFallback).value == 0), s"layout $layout, $q")
       }
     }
+  }
+
+  test("v2 pages as Arrow C++ before 12.0 wrote them (num_rows = num_values, a pyarrow 11 file): lmspark's reads and " +
+    "skips count records by their levels, with vanilla's answer") {
+    val url = getClass.getResource("/nested/arrow11_v2_num_rows.parquet")
+    assert(url != null, "missing test resource nested/arrow11_v2_num_rows.parquet (gen_arrow11_v2.py)")
+    val file = Paths.get(url.toURI)
+    // The file has the writer's flaw: in every repeated column each v2 page's num_rows is its level
+    // count, and these counts add up to more than the row group's rows.
+    val reader = ParquetFileReader.open(HadoopInputFile.fromPath(new HadoopPath(file.toString), new Configuration()))
+    try {
+      assert(reader.getFooter.getFileMetaData.getCreatedBy.startsWith("parquet-cpp-arrow version 11."))
+      val repeated = reader.getFooter.getFileMetaData.getSchema.getColumns.toArray(Array.empty[ColumnDescriptor])
+        .filter(_.getMaxRepetitionLevel > 0)
+      assert(repeated.length == 4, repeated.toSeq)
+      var group = reader.readNextRowGroup()
+      var groups = 0
+      while (group != null) {
+        for (d <- repeated) {
+          val pages = group.getPageReader(d)
+          var rows = 0L
+          var page = pages.readPage()
+          while (page != null) {
+            val v2 = page.asInstanceOf[DataPageV2]
+            assert(v2.getRowCount == v2.getValueCount, s"$d: a page with num_rows ${v2.getRowCount}, num_values ${v2.getValueCount}")
+            rows += v2.getRowCount
+            page = pages.readPage()
+          }
+          assert(rows > group.getRowCount, s"$d: num_rows add up to $rows, the row group has ${group.getRowCount} rows")
+        }
+        groups += 1
+        group = reader.readNextRowGroup()
+      }
+      assert(groups == 3)
+    } finally reader.close()
+    val dir = newDir("arrow11-v2")
+    new java.io.File(dir).mkdirs()
+    java.nio.file.Files.copy(file, Paths.get(dir, "part-0.parquet"))
+    val queries: Seq[(String, () => org.apache.spark.sql.DataFrame)] = Seq(
+      "whole" -> (() => spark.read.parquet(dir)),
+      "the nested columns" -> (() => spark.read.parquet(dir).select("l", "s", "m")),
+      "scattered rows" -> (() => spark.read.parquet(dir).where("id % 97 = 3")),
+      "a run of rows" -> (() => spark.read.parquet(dir).where("id between 500 and 530").select("id", "l", "m")),
+      "a struct field's filter" -> (() => spark.read.parquet(dir).where("s.a = 3 and id > 600")),
+      "one row" -> (() => spark.read.parquet(dir).where("id = 777").select("m", "s.tags")))
+    queries.foreach { case (what, q) => same(s"arrow 11 v2 pages, $what", q) }
   }
 
   /** lmspark's rows equal vanilla's for `q`, and lmspark read every file itself. */
