@@ -5,6 +5,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData}
 import org.apache.parquet.internal.column.columnindex.ColumnIndex
+import org.apache.spark.sql.types.Decimal
 
 import lmspark.column.{ChunkDictionary, SparkValues}
 import lmspark.io.{ByteRange, ChunkContext, FetchingStream}
@@ -429,6 +430,10 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     val ColumnPlan.Present(d, sparkType, options) = plan.columns(col): @unchecked
     def byContent(v: Option[Any]): Option[Any] = v.map {
       case b: Array[Byte] => b.toSeq
+      // Hashing a Spark Decimal goes through Scala's BigDecimal.hashCode, which formats the value
+      // as a Double string; Java's BigDecimal hashes its digits (and its equality, scale included,
+      // is only stricter: a miss, never a wrong entry).
+      case d: Decimal => d.toJavaBigDecimal
       case other => other
     }
     val checkedAgainst = chunkStats.map(s => s.copy(min = byContent(s.min), max = byContent(s.max)))
