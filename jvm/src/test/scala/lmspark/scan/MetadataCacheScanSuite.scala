@@ -152,6 +152,25 @@ class MetadataCacheScanSuite extends AnyFunSuite with LmSparkSession {
     }
   }
 
+  test("a decimal column's page statistics (INT64 and FIXED_LEN_BYTE_ARRAY) are found in the cache by a repeated query") {
+    MetadataCache.clear()
+    val dir = newDir("decimals")
+    spark.range(0, 30000, 1, 1).select(col("id"), (col("id") / 100).cast("decimal(12,2)").as("p"),
+      (col("id") * 7 / 1000).cast("decimal(30,5)").as("w")).write
+      .option("parquet.page.row.count.limit", "1000").option("parquet.enable.dictionary", "false").parquet(dir)
+    def read: DataFrame = spark.read.parquet(dir)
+    val cases = Seq[DataFrame => DataFrame](
+      _.where(col("p").between(lit(123.45).cast("decimal(12,2)"), lit(124.5).cast("decimal(12,2)"))),
+      _.where(col("w") >= lit(200.5).cast("decimal(30,5)")).select("id"),
+      _.where(col("p") < 3 && col("w") > 0.01))
+    val plans = (cases ++ cases).map(q => checkSparkAnswerAndLmUsed(q(read)))
+    plans.foreach(p => assert(metric(p, LmMetrics.PagesPruned) > 0, s"no page pruned:\n$p"))
+    plans.zip(plans.drop(cases.size)).foreach { case (cold, warm) =>
+      assert(metric(warm, LmMetrics.MetadataCacheMisses) == 0, s"misses on the warm run\n$warm")
+      decisions.foreach { m => assert(metric(warm, m) == metric(cold, m), s"$m cold ${metric(cold, m)}, warm ${metric(warm, m)}") }
+    }
+  }
+
   /** One uncompressed, dictionary-free file of `n` fixed-width values `id * factor`: files with the
     * same `n` have the same length whatever the factor. */
   private def fixedWidthFile(name: String, n: Long, factor: Long): File = {
