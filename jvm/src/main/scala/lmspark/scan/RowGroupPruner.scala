@@ -424,7 +424,7 @@ final class RowGroupPruner(file: OpenFile, plan: FileReadPlan, predicate: Predic
     * Besides the file they depend on the leaf's type, the Spark type and options it is read with, and
     * the chunk statistics they are checked against (which the conf can change: parquet-java keeps
     * old writers' binary bounds only under `parquet.strings.signed-min-max.enabled`), so all of
-    * these are the key; binary bounds by content. */
+    * these are the key; binary bounds by content, decimal bounds as Java `BigDecimal`s. */
   private def checkedPages(block: BlockMetaData, blockIndex: Int, col: Int, sv: SparkValues, ci: ColumnIndex,
       loc: PageLocations, chunkStats: Option[ColumnStats]): Either[String, ColumnPages] = {
     val ColumnPlan.Present(d, sparkType, options) = plan.columns(col): @unchecked
