@@ -60,20 +60,25 @@ test-wheel:
 # suite on DELTA_LINE too.
 DELTA_LINES := $(shell awk '!/^\#/ && NF {print $$1}' project/delta-lines.txt)
 DELTA_LINE ?= 4.2
-# The scalatest and pytest halves run side by side once the jar is built: on a 2-core machine they
-# took 45.5 minutes so, against 33 and 22 one after the other. Each half's output is printed whole
-# when it finishes.
+# Two streams run side by side once the jar is built: scalatest, and pytest followed by the Delta
+# suites (which end before scalatest does). On a 2-core machine scalatest and pytest took 45.5
+# minutes side by side, against 33 and 22 one after the other, and the Delta suites after them
+# another 13. Each stream's output is printed whole when it finishes.
 test: venv venv-bench
 	$(SBT) package < /dev/null
 	mkdir -p python/lmspark/jars && cp target/jars/$(JAR_NAME) $(JAR)
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-jvm test-pytest
-	$(if $(filter $(LINE),$(DELTA_LINES)),,$(MAKE) --no-print-directory test-delta)
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-jvm test-pytest-delta
 
 # `test-py` without building the jar: `make test` builds it once, before sbt and pytest run side by
-# side (a second sbt in the same folder would clash with the first).
-.PHONY: test-pytest
+# side (a second sbt on the same line would clash with the first; another line's sbt has its own
+# outputs, target/spark<line>).
+.PHONY: test-pytest test-pytest-delta
 test-pytest:
 	$(PY) -m pytest -q tests
+
+# pytest, then, on a line without a Delta release, the Delta suites on DELTA_LINE.
+test-pytest-delta: test-pytest
+	$(if $(filter $(LINE),$(DELTA_LINES)),,$(MAKE) --no-print-directory test-delta)
 
 # Delta Lake tables through lmspark on DELTA_LINE, a line with a Delta release: DeltaScanSuite (real
 # Delta tables against Delta's reader), then tests/test_delta.py in a PySpark session with Delta.
