@@ -74,7 +74,7 @@ test: venv venv-bench
 # outputs, target/spark<line>).
 .PHONY: test-pytest test-pytest-delta
 test-pytest:
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=15 tests
 
 # pytest, then, on a line without a Delta release, the Delta suites on DELTA_LINE.
 test-pytest-delta: test-pytest
@@ -113,6 +113,16 @@ test-jvm: venv
 # output modes, plan, files, corruption) and the pytest differential, corpus, plan, cluster and Spark
 # Connect suites.
 OTHER_LINES := $(filter-out $(LINE),$(LINES))
+# Every other line's jar, and the wheel test on given lines, two lines at a time (each line's sbt
+# has its own outputs, each wheel test its own virtualenv): CI's steps after `make test`.
+OTHER_JARS := $(addprefix jar-,$(OTHER_LINES))
+WHEEL_TESTS := $(addprefix test-wheel-,$(LINES))
+.PHONY: other-jars $(OTHER_JARS) $(WHEEL_TESTS)
+other-jars: $(OTHER_JARS)
+$(OTHER_JARS): jar-%:
+	$(MAKE) --no-print-directory jar LINE=$*
+$(WHEEL_TESTS): test-wheel-%:
+	$(MAKE) --no-print-directory test-wheel LINE=$*
 MATRIX_SCALATEST := lmspark.scan.* lmspark.plan.*
 MATRIX_PYTEST := tests/test_matrix.py tests/test_late_materialization.py tests/test_output_mode.py \
 	tests/test_int96_conversion.py tests/test_spark_written.py tests/test_corpus.py tests/test_plan.py tests/test_cluster.py tests/test_connect.py
