@@ -61,9 +61,8 @@ test-wheel:
 DELTA_LINES := $(shell awk '!/^\#/ && NF {print $$1}' project/delta-lines.txt)
 DELTA_LINE ?= 4.2
 # Two streams run side by side once the jar is built: scalatest, and pytest followed by the Delta
-# suites (which end before scalatest does). On a 2-core machine scalatest and pytest took 45.5
-# minutes side by side, against 33 and 22 one after the other, and the Delta suites after them
-# another 13. Each stream's output is printed whole when it finishes.
+# suites on DELTA_LINE; on the 2-core machine the two take about as long as each other (docs/testing.md
+# has the figures). Each stream's output is printed whole when it finishes.
 test: venv venv-bench
 	$(SBT) package < /dev/null
 	mkdir -p python/lmspark/jars && cp target/jars/$(JAR_NAME) $(JAR)
