@@ -37,10 +37,9 @@ jar: venv
 	mkdir -p python/lmspark/jars
 	cp target/jars/$(JAR_NAME) $(JAR)
 
-# Every line's jar.
+# Every line's jar (one target per line, jar-<line>, below).
 .PHONY: jars wheel wheel-only test-wheel
-jars:
-	for l in $(LINES); do $(MAKE) --no-print-directory jar LINE=$$l || exit 1; done
+jars: $(addprefix jar-,$(LINES))
 
 # dist/lmspark-<version>-py3-none-any.whl with every line's jar (the build fails if one is missing).
 wheel: jars wheel-only
@@ -112,13 +111,14 @@ test-jvm: venv
 # output modes, plan, files, corruption) and the pytest differential, corpus, plan, cluster and Spark
 # Connect suites.
 OTHER_LINES := $(filter-out $(LINE),$(LINES))
-# Every other line's jar, and the wheel test on given lines, two lines at a time (each line's sbt
-# has its own outputs, each wheel test its own virtualenv): CI's steps after `make test`.
-OTHER_JARS := $(addprefix jar-,$(OTHER_LINES))
+# One line's jar, and one line's wheel test, as targets of their own (jar-<line>, test-wheel-<line>):
+# CI builds every other line's jar and runs two wheel tests two lines at a time (make -j2; each
+# line's sbt has its own outputs, each wheel test its own virtualenv).
+LINE_JARS := $(addprefix jar-,$(LINES))
 WHEEL_TESTS := $(addprefix test-wheel-,$(LINES))
-.PHONY: other-jars $(OTHER_JARS) $(WHEEL_TESTS)
-other-jars: $(OTHER_JARS)
-$(OTHER_JARS): jar-%:
+.PHONY: other-jars $(LINE_JARS) $(WHEEL_TESTS)
+other-jars: $(addprefix jar-,$(OTHER_LINES))
+$(LINE_JARS): jar-%:
 	$(MAKE) --no-print-directory jar LINE=$*
 $(WHEEL_TESTS): test-wheel-%:
 	$(MAKE) --no-print-directory test-wheel LINE=$*

@@ -34,8 +34,8 @@ import lmspark.testutil.{FilterColumn, LmSparkSession, RandomPredicates, TopKChe
  *    on): its files are read by Delta's reader, not lmspark's (the read functions of its RDD's file
  *    scans), and its rows are Delta's and those computed from the DML without Delta.
  *
- * Each table takes 15 to 75 random cases (260 in all; each case costs about a second of Delta's
- * planning on both sides, and `make test` must fit CI's time limit): another seed draws others.
+ * Each table takes 15 to 75 random cases (260 in all, about 2 s each with both sides in the
+ * slowest run measured, and `make test` must fit CI's time limit): another seed draws others.
  * The seed is printed; `LMSPARK_TEST_SEED=<seed>` reruns a failing case, whose SQL is printed.
  */
 class DeltaScanSuite extends AnyFunSuite with LmSparkSession with TopKChecks {
