@@ -96,7 +96,10 @@ def test_orders_nested(spark, tmp_path: Path, monkeypatch) -> None:
     import pyarrow.parquet as pq
 
     monkeypatch.setattr(data, "lineitem_parts", lambda scale: 2)  # the per-part path, as at SF > 1
-    sets = data.ensure_datasets(["orders_nested"], NESTED_SCALE, tmp_path / "cache", log=lambda m: None)
+    # Asked before the flat set it is made from: the flat set is still made first.
+    sets = data.ensure_datasets(["orders_nested", "lineitem_default"], NESTED_SCALE, tmp_path / "cache",
+                                log=lambda m: None)
+    assert list(sets) == ["orders_nested", "lineitem_default"]
     ds = sets["orders_nested"]
     flat = tmp_path / "cache" / f"sf{data.scale_tag(NESTED_SCALE)}" / "lineitem_default"
     files = sorted(ds.path.glob("*.parquet"))

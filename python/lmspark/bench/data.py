@@ -180,9 +180,9 @@ def ensure_datasets(
     """Generates whatever is missing or stale, and returns every requested data set."""
     root = Path(cache_dir) / f"sf{scale_tag(scale)}"
     root.mkdir(parents=True, exist_ok=True)
-    need = list(names)
-    if any(n in need for n in ("lineitem_sorted", "orders_nested", "lineitem_delta")) and "lineitem_default" not in need:
-        need.insert(0, "lineitem_default")  # the sorted layout, the nested orders and the Delta copy are made from it
+    need = [n for n in names if n != "lineitem_default"]
+    if len(need) < len(names) or any(n in need for n in ("lineitem_sorted", "orders_nested", "lineitem_delta")):
+        need.insert(0, "lineitem_default")  # first: the sorted layout, the nested orders and the Delta copy are made from it
     out = {}
     for name in need:
         folder = root / name
