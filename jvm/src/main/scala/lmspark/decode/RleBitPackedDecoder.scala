@@ -102,8 +102,9 @@ final class RleBitPackedDecoder extends LevelDecoder {
 
   /** Unpacks values `[from, from + k)` of the current bit-packed run into `dst[dstOff, dstOff + k)`.
     * Value `i` starts at bit `8 * packedStart + i * bitWidth` (LSB first). Values of whole groups of
-    * 8 (a group is `bitWidth` bytes from a byte boundary) take one unaligned 8-byte load each at
-    * offsets fixed for the width (widths up to 32 bits span at most 5 bytes from their first byte);
+    * 8 (a group is `bitWidth` bytes from a byte boundary) take one unaligned 8-byte load per group
+    * up to 8 bits wide, two up to 16 bits, and one per value beyond, at offsets fixed for the width
+    * (widths up to 32 bits span at most 5 bytes from their first byte);
     * values before the first whole group, after the last, or near the array's end, one by one. The
     * run's count was cut to the bytes present, so no value needs a byte past `end`. Only the values
     * asked for are unpacked: a skip costs nothing and a short read of a long run unpacks little. */
@@ -140,6 +141,24 @@ final class RleBitPackedDecoder extends LevelDecoder {
         dst(o + 5) = (w >>> (5 * bw)).toInt & m
         dst(o + 6) = (w >>> (6 * bw)).toInt & m
         dst(o + 7) = (w >>> (7 * bw)).toInt & m
+        p += bw
+        i += 8
+        o += 8
+      }
+    } else if (bw <= 16) {
+      // Values 0 to 3 fit the load at the group's start, values 4 to 7 the load at value 4's byte
+      // (4 * bw + s4 <= 64 bits).
+      while (i + 8 <= e && p <= lastGroup) {
+        val w0 = LittleEndian.int64(b, p)
+        val w1 = LittleEndian.int64(b, p + o4) >>> s4
+        dst(o) = w0.toInt & m
+        dst(o + 1) = (w0 >>> bw).toInt & m
+        dst(o + 2) = (w0 >>> (2 * bw)).toInt & m
+        dst(o + 3) = (w0 >>> (3 * bw)).toInt & m
+        dst(o + 4) = w1.toInt & m
+        dst(o + 5) = (w1 >>> bw).toInt & m
+        dst(o + 6) = (w1 >>> (2 * bw)).toInt & m
+        dst(o + 7) = (w1 >>> (3 * bw)).toInt & m
         p += bw
         i += 8
         o += 8

@@ -134,7 +134,9 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
       if (v.hasDictionary) v.setDictionary(null)
       var out = 0
       // Row numbers are read by the alive test and by the cache (only while the column is complete).
+      // While the batch's rows are consecutive, the cache is given the first (`base`) instead.
       val needRows = alive != null || column.complete
+      var base = -1
       var step = cursor.next()
       while (step != SelectionCursor.End) {
         if (step == SelectionCursor.Read) {
@@ -142,8 +144,9 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
           reader.read(n, v, out)
           if (needRows) {
             val start = cursor.stepStart.toInt
-            var r = 0
-            while (r < n) { rows(out + r) = start + r; r += 1 }
+            if (out == 0 && alive == null) base = start
+            else if (base >= 0 && base + out != start) { fillRows(rows, 0, out, base); base = -1 }
+            if (base < 0) fillRows(rows, out, n, start)
           }
           out += n
         } else reader.skip(cursor.stepRows)
@@ -173,7 +176,7 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
       // The cache copies passing rows out only when few passed: list their positions then.
       if (cache.copies(column, m, out)) Bits.listSet(mask, k, k + out, out, positions, k)
       k += out
-      if (cache.keep(column, v, if (v.hasDictionary) reader.vectorDictionary else null, rows, out, positions, m))
+      if (cache.keep(column, v, if (v.hasDictionary) reader.vectorDictionary else null, rows, base, out, positions, m))
         v = column.pool.take() // the cache kept the decoded vector itself
       val t2 = System.nanoTime()
       metrics.decodeTimeNs += t1 - t0
@@ -188,6 +191,12 @@ final class FilterFirstPass(plan: FileReadPlan, settings: ScanSettings, metrics:
     val passed = RowSelection.fromMask(mask, selected)
     // Over every row of the row group the mask is the selection itself (kept as a mask).
     if (selected == selection.rowCount) passed else selection.andThen(passed)
+  }
+
+  /** `rows[at, at + n)` = `first, first + 1, ...`. */
+  private def fillRows(rows: Array[Int], at: Int, n: Int, first: Int): Unit = {
+    var r = 0
+    while (r < n) { rows(at + r) = first + r; r += 1 }
   }
 
   /** One vector per type, reused for every dictionary the pass evaluates (building a column vector

@@ -47,15 +47,16 @@ final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary
   def copies(c: Column, m: Int, n: Int): Boolean = !c.evicted && m > 0 && c.complete && 2L * m < n
 
   /** Keeps, for `c`, rows `positions[0, m)` of the `n` decoded rows of `v` (increasing positions;
-    * `rows(p)` is the row-group row of position `p`, and rows increase across calls), unless `c` is
+    * `rows(p)` is the row-group row of position `p`, or `rowBase + p` when `rowBase >= 0` (consecutive
+    * rows, `rows` not read), and rows increase across calls), unless `c` is
     * evicted or the bound is passed, which evicts `c`. `dictionary` is `v`'s when it holds ids.
     *
     * When at least half the decoded rows are kept, `v` itself is kept whole (copying the rows out
     * would cost more than the rows that failed take) and `true` is returned: the caller no longer
     * owns `v`. Otherwise the kept rows are copied, compacted, into the column's batches, and the
     * caller keeps `v`. `positions` is read only when `copies(c, m, n)`. */
-  def keep(c: Column, v: WritableColumnVector, dictionary: SparkVectorDictionary, rows: Array[Int], n: Int,
-      positions: Array[Int], m: Int): Boolean = {
+  def keep(c: Column, v: WritableColumnVector, dictionary: SparkVectorDictionary, rows: Array[Int], rowBase: Int,
+      n: Int, positions: Array[Int], m: Int): Boolean = {
     if (c.evicted || m == 0 || !c.complete) return false
     val d = if (v.hasDictionary) dictionary else null
     val whole = 2L * m >= n
@@ -65,14 +66,17 @@ final class PredicateCache(maxBytes: Long, val capacity: Int, preserveDictionary
     c.bytes += size
     c.encoded(d)
     if (whole) {
-      c.batches += Batch.whole(v, java.util.Arrays.copyOf(rows, n), d)
+      val kept = new Array[Int](n)
+      if (rowBase < 0) System.arraycopy(rows, 0, kept, 0, n)
+      else { var i = 0; while (i < n) { kept(i) = rowBase + i; i += 1 } }
+      c.batches += Batch.whole(v, kept, d)
       true
     } else {
       var i = 0
       while (i < m) {
         val b = c.openBatch(d, this)
         val take = math.min(m - i, b.rows.length - b.n)
-        b.append(v, rows, positions, i, take, c.copier)
+        b.append(v, rows, rowBase, positions, i, take, c.copier)
         i += take
       }
       false
@@ -127,23 +131,24 @@ object PredicateCache {
     var n = 0
     private[this] val ids = if (dictionary == null) null else vector.getDictionaryIds
 
-    /** Appends rows `positions[from, from + k)` of `src` (ids of `dictionary` when it is set). */
-    private[PredicateCache] def append(src: WritableColumnVector, srcRows: Array[Int], positions: Array[Int],
-        from: Int, k: Int, copier: VectorCopier): Unit = {
+    /** Appends rows `positions[from, from + k)` of `src` (ids of `dictionary` when it is set); their
+      * row-group rows are `srcRows(p)`, or `rowBase + p` when `rowBase >= 0`. */
+    private[PredicateCache] def append(src: WritableColumnVector, srcRows: Array[Int], rowBase: Int,
+        positions: Array[Int], from: Int, k: Int, copier: VectorCopier): Unit = {
       var j = 0
       if (ids != null) {
         val srcIds = src.getDictionaryIds
         while (j < k) {
           val p = positions(from + j)
           if (src.isNullAt(p)) vector.putNull(n + j) else ids.putInt(n + j, srcIds.getInt(p))
-          rows(n + j) = srcRows(p)
+          rows(n + j) = if (rowBase >= 0) rowBase + p else srcRows(p)
           j += 1
         }
       } else {
         while (j < k) {
           val p = positions(from + j)
           copier.copy(src, p, vector, n + j)
-          rows(n + j) = srcRows(p)
+          rows(n + j) = if (rowBase >= 0) rowBase + p else srcRows(p)
           j += 1
         }
       }
